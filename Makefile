@@ -1,0 +1,37 @@
+# The front door. Every target installs what it needs into .venv/ on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+EPISODES ?= 20
+SPLIT ?= test
+
+.PHONY: run test proto lint bench clean help
+
+help:
+	@echo "make run    - play the rule baseline on every task through both services, print scores"
+	@echo "make test   - run the test suite"
+	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
+	@echo "make lint   - ruff"
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) inference.py --split $(SPLIT) --episodes $(EPISODES)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+proto: $(STAMP)
+	$(PY) tools/protogen.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,66 @@
+"""python -m baseline_agent --policy rule --split test --episodes 20 [--tasks ...]
+[--env-addr HOST:PORT --grader-addr HOST:PORT] [--json PATH] [--quiet]
+
+Without addresses it starts both services on free loopback ports and stops them at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+from baseline_agent.embedded import EmbeddedServices
+from baseline_agent.policies import POLICIES, make_policy
+from baseline_agent.runner import Runner, render_table, write_json
+from supportenv.tasks import TASK_IDS
+from supportenv.world import SPLITS
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m baseline_agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="rule")
+    parser.add_argument("--split", choices=SPLITS, default="test")
+    parser.add_argument("--episodes", type=int, default=20, help="episodes per task (seeds seed-start .. seed-start+N-1)")
+    parser.add_argument("--seed-start", type=int, default=0)
+    parser.add_argument("--tasks", nargs="+", default=list(TASK_IDS), metavar="TASK", help=f"default: all ({', '.join(TASK_IDS)})")
+    parser.add_argument("--env-addr", default=os.environ.get("SUPPORTENV_ENV_ADDR"), help="env service HOST:PORT (env SUPPORTENV_ENV_ADDR)")
+    parser.add_argument(
+        "--grader-addr", default=os.environ.get("SUPPORTENV_GRADER_ADDR"), help="grader service HOST:PORT (env SUPPORTENV_GRADER_ADDR)"
+    )
+    parser.add_argument("--json", type=Path, help="write the summary and every episode's record here")
+    parser.add_argument("--quiet", action="store_true", help="no per-step log lines, only the summary")
+    args = parser.parse_args(argv)
+    if args.episodes < 1:
+        parser.error("--episodes must be at least 1")
+    if bool(args.env_addr) != bool(args.grader_addr):
+        parser.error("give both --env-addr and --grader-addr, or neither to start embedded services")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        env_addr, grader_addr = args.env_addr, args.grader_addr
+        if not env_addr:
+            services = stack.enter_context(EmbeddedServices())
+            env_addr, grader_addr = services.env.address, services.grader.address  # type: ignore[union-attr]
+            print(f"started embedded services: env {env_addr}, grader {grader_addr}", file=sys.stderr)
+        runner = Runner(env_addr, grader_addr, make_policy(args.policy), args.split, quiet=args.quiet)
+        stack.callback(runner.close)
+        summaries, records = runner.run(args.tasks, args.episodes, args.seed_start)
+    print(render_table(args.policy, args.split, summaries), flush=True)
+    if args.json:
+        write_json(args.json, args.policy, args.split, summaries, records)
+        print(f"wrote {args.json}")
+    errors = [r for r in records if r.error]
+    if errors:
+        print(f"{len(errors)} episode(s) failed; first: {errors[0].error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Start the env and grader services as child processes on free loopback ports, and
+stop them again. Used when the runner gets no addresses, and by the tests."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+_READY = re.compile(r"listening on (\S+):(\d+)")
+
+
+@dataclass
+class ServiceProcess:
+    module: str
+    process: subprocess.Popen[str]
+    address: str
+    output: list[str] = field(default_factory=list)
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM (graceful), then SIGKILL if it does not exit in time."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def wait_healthy(address: str, timeout: float = 15.0, service: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1.0)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{address} did not become healthy within {timeout:.0f}s")
+            time.sleep(0.05)
+
+
+def start_service(module: str, env: dict[str, str] | None = None, timeout: float = 20.0) -> ServiceProcess:
+    """Run `python -m module --host 127.0.0.1 --port 0` and wait for its ready line."""
+    proc_env = {**os.environ, **(env or {})}
+    proc_env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), proc_env.get("PYTHONPATH"))))
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=proc_env,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    output: list[str] = []
+    found: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        # Keep draining the pipe for the process's whole life so it never blocks on output.
+        for line in process.stdout:  # type: ignore[union-attr]
+            output.append(line.rstrip())
+            match = _READY.search(line)
+            if match and not found:
+                found.append(f"127.0.0.1:{match.group(2)}")
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, name=f"{module}-output", daemon=True).start()
+    if not ready.wait(timeout) or not found:
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"{module} did not start within {timeout:.0f}s:\n" + "\n".join(output[-20:]))
+    service = ServiceProcess(module, process, found[0], output)
+    wait_healthy(service.address)
+    return service
+
+
+class EmbeddedServices:
+    """Both services for the length of a `with` block, sharing a fresh token key."""
+
+    def __init__(self) -> None:
+        self.env: ServiceProcess | None = None
+        self.grader: ServiceProcess | None = None
+
+    def __enter__(self) -> EmbeddedServices:
+        key = {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)}
+        try:
+            self.env = start_service("env_service", key)
+            self.grader = start_service("grader_service")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for service in (self.grader, self.env):
+            if service is not None:
+                service.stop()

@@ -1,0 +1,216 @@
+"""Play episodes against the env service and grade each one with the grader service.
+
+Prints every episode in the second source design's log format:
+    [START] task=<task> env=supportenv model=<policy>
+    [STEP] step=<n> action=<action> reward=<0.00> done=<true|false> error=<msg|null>
+    [END] success=<true|false> steps=<n> score=<0.00> rewards=<r1,r2,...>
+then a per-task table and the weighted score.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, TypeVar
+
+import grpc
+
+from baseline_agent.policies import Policy
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import types_pb2 as pb
+
+ENV_NAME = "supportenv"
+RPC_TIMEOUT_S = 10.0
+RETRIES = 4
+T = TypeVar("T")
+
+
+def with_retries(call: Callable[[], T]) -> T:
+    """Retry UNAVAILABLE: every call we make is safe to repeat (Step is a pure
+    function of its token, Grade of its trajectory)."""
+    for attempt in range(RETRIES):
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES - 1:
+                raise
+            time.sleep(0.2 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class EpisodeRecord:
+    task_id: str
+    seed: int
+    steps: int = 0
+    rewards: list[float] = field(default_factory=list)
+    score: float = 0.0
+    passed: bool = False
+    terminated: bool = False
+    truncated: bool = False
+    components: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class TaskSummary:
+    task_id: str
+    weight: float
+    episodes: int
+    mean_score: float
+    pass_rate: float
+    mean_reward: float
+
+
+def _fmt_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class Runner:
+    def __init__(
+        self,
+        env_addr: str,
+        grader_addr: str,
+        policy: Policy,
+        split: str = "test",
+        out: IO[str] | None = None,
+        quiet: bool = False,
+    ) -> None:
+        self._env_channel = grpc.insecure_channel(env_addr)
+        self._grader_channel = grpc.insecure_channel(grader_addr)
+        self.env = env_pb2_grpc.EnvServiceStub(self._env_channel)
+        self.grader = grader_pb2_grpc.GraderServiceStub(self._grader_channel)
+        self.policy = policy
+        self.split = split
+        self.split_pb = convert.SPLIT_TO_PB[split]
+        self.out = out or sys.stdout
+        self.quiet = quiet
+
+    def close(self) -> None:
+        self._env_channel.close()
+        self._grader_channel.close()
+
+    def _log(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=self.out, flush=True)
+
+    def tasks(self) -> list[pb.TaskInfo]:
+        return list(with_retries(lambda: self.env.ListTasks(env_pb2.ListTasksRequest(), timeout=RPC_TIMEOUT_S)).tasks)
+
+    def play(self, task_id: str, seed: int) -> EpisodeRecord:
+        record = EpisodeRecord(task_id, seed)
+        actions: list[pb.Action] = []
+        self._log(f"[START] task={task_id} env={ENV_NAME} model={self.policy.name}")
+        try:
+            request = env_pb2.ResetRequest(task_id=task_id, split=self.split_pb, seed=seed)
+            reply = with_retries(lambda: self.env.Reset(request, timeout=RPC_TIMEOUT_S))
+            token, observation = reply.state_token, reply.observation
+            self.policy.begin(task_id, seed)
+            done = False
+            while not done:
+                action = self.policy.act(convert.observation_from_pb(observation))
+                action_pb = convert.action_to_pb(action)
+                step_request = env_pb2.StepRequest(state_token=token, action=action_pb)
+                try:
+                    result = with_retries(lambda: self.env.Step(step_request, timeout=RPC_TIMEOUT_S))
+                except grpc.RpcError as exc:
+                    record.error = f"{exc.code().name}: {exc.details()}"
+                    self._log(
+                        f"[STEP] step={record.steps + 1} action={action.label()} reward=0.00 done=true "
+                        f"error={_one_line(record.error)}"
+                    )
+                    break
+                actions.append(action_pb)
+                token, observation = result.state_token, result.observation
+                done = result.terminated or result.truncated
+                record.steps += 1
+                record.rewards.append(result.reward)
+                record.terminated, record.truncated = result.terminated, result.truncated
+                self._log(
+                    f"[STEP] step={record.steps} action={action.label()} reward={result.reward:.2f} "
+                    f"done={_fmt_bool(done)} error=null"
+                )
+            trajectory = pb.Trajectory(task_id=task_id, split=self.split_pb, seed=seed, actions=actions)
+            grade = with_retries(
+                lambda: self.grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=RPC_TIMEOUT_S)
+            )
+            record.score, record.passed = grade.score, grade.passed
+            record.components = {c.name: c.score for c in grade.components}
+        except grpc.RpcError as exc:
+            record.error = f"{exc.code().name}: {exc.details()}"
+        finally:
+            rewards = ",".join(f"{r:.2f}" for r in record.rewards)
+            self._log(
+                f"[END] success={_fmt_bool(record.passed)} steps={record.steps} "
+                f"score={record.score:.2f} rewards={rewards}"
+            )
+        return record
+
+    def run(self, task_ids: Sequence[str], episodes: int, seed_start: int = 0) -> tuple[list[TaskSummary], list[EpisodeRecord]]:
+        infos = {t.task_id: t for t in self.tasks()}
+        unknown = [t for t in task_ids if t not in infos]
+        if unknown:
+            raise SystemExit(f"unknown task(s) {', '.join(unknown)}; available: {', '.join(infos)}")
+        summaries, records = [], []
+        for task_id in task_ids:
+            batch = [self.play(task_id, seed_start + i) for i in range(episodes)]
+            records.extend(batch)
+            n = max(len(batch), 1)
+            summaries.append(
+                TaskSummary(
+                    task_id=task_id,
+                    weight=infos[task_id].weight,
+                    episodes=len(batch),
+                    mean_score=round(sum(r.score for r in batch) / n, 4),
+                    pass_rate=round(sum(r.passed for r in batch) / n, 4),
+                    mean_reward=round(sum(sum(r.rewards) for r in batch) / n, 4),
+                )
+            )
+        return summaries, records
+
+
+def weighted_score(summaries: Sequence[TaskSummary]) -> float:
+    total_weight = sum(s.weight for s in summaries)
+    return round(sum(s.weight * s.mean_score for s in summaries) / total_weight, 4) if total_weight else 0.0
+
+
+def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> str:
+    lines = [
+        f"policy={policy} split={split}",
+        f"{'task':<24}{'weight':>8}{'episodes':>10}{'mean score':>12}{'pass rate':>11}{'mean reward':>13}",
+    ]
+    for s in summaries:
+        lines.append(
+            f"{s.task_id:<24}{s.weight:>8.2f}{s.episodes:>10}{s.mean_score:>12.3f}{s.pass_rate:>11.2f}{s.mean_reward:>13.3f}"
+        )
+    lines.append(f"{'weighted score':<24}{'':>8}{'':>10}{weighted_score(summaries):>12.3f}")
+    return "\n".join(lines)
+
+
+def write_json(path: Path, policy: str, split: str, summaries: Sequence[TaskSummary], records: Sequence[EpisodeRecord]) -> None:
+    data = {
+        "policy": policy,
+        "split": split,
+        "tasks": {
+            s.task_id: {
+                "mean_score": s.mean_score,
+                "pass_rate": s.pass_rate,
+                "episodes": s.episodes,
+                "mean_reward": s.mean_reward,
+                "weight": s.weight,
+            }
+            for s in summaries
+        },
+        "weighted_score": weighted_score(summaries),
+        "episodes": [asdict(r) for r in records],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")

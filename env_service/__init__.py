@@ -1,0 +1,1 @@
+"""The stateless environment service: Reset / Step / State over signed state tokens."""

@@ -1,0 +1,30 @@
+"""python -m grader_service [--host H] [--port P]: run the grader service."""
+
+from __future__ import annotations
+
+import sys
+
+import grpc
+
+from grader_service.servicer import GraderServicer
+from supportenv.v1 import grader_pb2, grader_pb2_grpc
+from supportenv.v1.serving import run, serve, server_args
+
+DEFAULT_PORT = 50052
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = server_args(__doc__ or "", "SUPPORTENV_GRADER_PORT", DEFAULT_PORT, argv)
+
+    async def start() -> None:
+        def register(server: grpc.aio.Server) -> list[str]:
+            grader_pb2_grpc.add_GraderServiceServicer_to_server(GraderServicer(), server)
+            return [grader_pb2.DESCRIPTOR.services_by_name["GraderService"].full_name]
+
+        await serve("grader_service", args.host, args.port, register)
+
+    return run("grader_service", start, args.log_level)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""GraderService: trusts only the trajectory's (task, split, seed, actions); the
+library regenerates the ticket and replays the actions to score them."""
+
+from __future__ import annotations
+
+from supportenv.errors import InvalidRequestError
+from supportenv.graders import grade_state, replay
+from supportenv.v1 import convert, grader_pb2_grpc
+from supportenv.v1.serving import rpc
+
+
+class GraderServicer(grader_pb2_grpc.GraderServiceServicer):
+    @rpc
+    async def Grade(self, request, context):  # noqa: N802 (gRPC method name)
+        if not request.HasField("trajectory"):
+            raise InvalidRequestError("trajectory is required")
+        traj = request.trajectory
+        if not traj.task_id:
+            raise InvalidRequestError("trajectory.task_id is required")
+        split = convert.split_from_pb(traj.split)
+        actions = [convert.action_from_pb(a) for a in traj.actions]
+        scenario, state = replay(traj.task_id, split, traj.seed, actions, traj.episode_id)
+        return convert.grade_to_pb(grade_state(scenario, state), traj.episode_id)

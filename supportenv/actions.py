@@ -1,0 +1,161 @@
+"""The eight actions, as one flat immutable record, with validation and parsing.
+
+Users may pass an `Action`, a bare kind string ("classify_issue", as in the first
+source design) or a dict such as {"action_type": "assign_department", "department": "billing"}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from supportenv.catalog import ARTICLES_BY_ID, CATEGORIES, DEPARTMENTS, PRIORITIES, REQUESTABLE_FIELDS
+from supportenv.errors import InvalidActionError
+
+ACTION_KINDS = (
+    "classify_issue",
+    "ask_for_more_info",
+    "respond_with_solution",
+    "suggest_knowledge_base",
+    "assign_department",
+    "escalate_to_human",
+    "request_callback",
+    "mark_resolved",
+)
+MAX_TEXT_CHARS = 4000
+MAX_FIELDS = len(REQUESTABLE_FIELDS)
+# Aliases used by the second source design.
+_KIND_ALIASES = {"request_more_info": "ask_for_more_info", "close_resolved": "mark_resolved"}
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    category: str = ""
+    priority: str = ""
+    fields: tuple[str, ...] = field(default_factory=tuple)
+    text: str = ""  # question, message, reason, note or summary, by kind
+    article_id: str = ""
+    department: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for name in ("category", "priority", "text", "article_id", "department"):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        if self.fields:
+            out["fields"] = list(self.fields)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Action:
+        return cls(
+            kind=data["kind"],
+            category=data.get("category", ""),
+            priority=data.get("priority", ""),
+            fields=tuple(data.get("fields", ())),
+            text=data.get("text", ""),
+            article_id=data.get("article_id", ""),
+            department=data.get("department", ""),
+        )
+
+    def label(self) -> str:
+        """Compact one-token description for logs, e.g. classify_issue(billing,high)."""
+        params = [p for p in (self.category, self.priority, self.department, self.article_id) if p]
+        params.extend(self.fields)
+        return f"{self.kind}({','.join(params)})" if params else self.kind
+
+
+def classify(category: str, priority: str = "") -> Action:
+    return Action("classify_issue", category=category, priority=priority)
+
+
+def ask(*fields: str, question: str = "") -> Action:
+    return Action("ask_for_more_info", fields=tuple(fields), text=question)
+
+
+def respond(message: str, article_id: str = "") -> Action:
+    return Action("respond_with_solution", text=message, article_id=article_id)
+
+
+def suggest_article(article_id: str) -> Action:
+    return Action("suggest_knowledge_base", article_id=article_id)
+
+
+def assign(department: str, note: str = "") -> Action:
+    return Action("assign_department", department=department, text=note)
+
+
+def escalate(reason: str = "") -> Action:
+    return Action("escalate_to_human", text=reason)
+
+
+def callback(reason: str = "") -> Action:
+    return Action("request_callback", text=reason)
+
+
+def resolve(summary: str = "") -> Action:
+    return Action("mark_resolved", text=summary)
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise InvalidActionError(message)
+
+
+def validate(action: Action) -> Action:
+    """Raise InvalidActionError with a clear message unless the action is well formed."""
+    _require(action.kind in ACTION_KINDS, f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}")
+    _require(len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}")
+    if action.kind == "classify_issue":
+        _require(action.category in CATEGORIES, f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
+        _require(action.priority in ("", *PRIORITIES), f"priority must be one of {', '.join(PRIORITIES)} or empty")
+    if action.kind == "ask_for_more_info":
+        _require(bool(action.fields) or bool(action.text.strip()), "ask_for_more_info needs fields or a question")
+        _require(len(action.fields) <= MAX_FIELDS, f"at most {MAX_FIELDS} fields per question")
+        unknown = [f for f in action.fields if f not in REQUESTABLE_FIELDS]
+        _require(not unknown, f"unknown fields {unknown}; requestable: {', '.join(REQUESTABLE_FIELDS)}")
+    if action.kind == "respond_with_solution":
+        _require(bool(action.text.strip()), "respond_with_solution needs a message")
+    if action.kind in ("respond_with_solution", "suggest_knowledge_base") and action.article_id:
+        _require(action.article_id in ARTICLES_BY_ID, f"unknown article {action.article_id!r}")
+    if action.kind == "suggest_knowledge_base":
+        _require(bool(action.article_id), "suggest_knowledge_base needs an article_id")
+    if action.kind == "assign_department":
+        _require(action.department in DEPARTMENTS, f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}")
+    return action
+
+
+def parse(raw: Action | str | dict[str, Any]) -> Action:
+    """Accept an Action, a kind string or a dict, and return a validated Action."""
+    if isinstance(raw, Action):
+        return validate(raw)
+    if isinstance(raw, str):
+        # Bare kinds suit the parameter-free actions; the others say what they need.
+        return validate(Action(_KIND_ALIASES.get(raw, raw)))
+    if isinstance(raw, dict):
+        data = dict(raw)
+        kind = data.pop("action_type", None) or data.pop("kind", None)
+        if not isinstance(kind, str):
+            raise InvalidActionError("an action dict needs 'action_type' (or 'kind')")
+        params = data.pop("parameters", None) or {}
+        data.update(params)
+        text = next((data[k] for k in ("text", "message", "question", "reason", "note", "summary") if data.get(k)), "")
+        fields = data.get("fields", ())
+        if isinstance(fields, str):
+            fields = (fields,)
+        try:
+            action = Action(
+                kind=_KIND_ALIASES.get(kind, kind),
+                category=str(data.get("category", "")),
+                priority=str(data.get("priority", "")),
+                fields=tuple(str(f) for f in fields),
+                text=str(text),
+                article_id=str(data.get("article_id", "")),
+                department=str(data.get("department", "")),
+            )
+        except TypeError as exc:
+            raise InvalidActionError(f"bad action parameters: {exc}") from exc
+        return validate(action)
+    raise InvalidActionError(f"cannot make an action from {type(raw).__name__}")

@@ -1,0 +1,450 @@
+"""The episode: its state, the transition for all eight actions, and the observation.
+
+`step` is a pure function of (scenario, state, action) apart from updating `state`
+in place (callers that need the old state pass a copy). Everything the next step
+needs lives in EpisodeState, which round-trips through plain dicts so services
+can carry it in a signed token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from supportenv import customer, expert
+from supportenv.actions import Action
+from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, POLICY_RULES, REQUESTABLE_FIELDS
+from supportenv.errors import EpisodeFinishedError, InvalidRequestError
+from supportenv.rewards import reward
+from supportenv.tasks import Task, get_task
+from supportenv.text import is_rude, judge_response
+from supportenv.world import SPLITS, Scenario, generate
+
+MAX_NEW_FACT_REWARDS = 2
+MAX_SEED = 2**63 - 1
+
+
+@dataclass
+class EpisodeState:
+    task_id: str
+    split: str
+    seed: int
+    episode_id: str
+    sentiment: float
+    patience: int
+    step: int = 0
+    category: str = ""
+    priority: str = ""
+    first_category: str = ""
+    first_priority: str = ""
+    classified_at: int = 0
+    revealed: list[str] = field(default_factory=list)
+    unknown_asks: int = 0
+    repeated_asks: int = 0
+    solved: bool = False
+    responses: int = 0
+    rude: int = 0
+    polite: int = 0
+    personalised: int = 0
+    wrong_solutions: int = 0
+    articles: list[str] = field(default_factory=list)
+    department: str = ""
+    transfers: int = 0
+    escalated: bool = False
+    escalations: int = 0
+    callback: bool = False
+    cost: float = 0.0
+    violations: list[str] = field(default_factory=list)
+    good_steps: int = 0
+    terminated: bool = False
+    truncated: bool = False
+    customer_left: bool = False
+    rewards: list[float] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    # (speaker, text, step); speaker is "customer", "agent" or "system".
+    history: list[tuple[str, str, int]] = field(default_factory=list)
+    last_feedback: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    @property
+    def cumulative_reward(self) -> float:
+        return round(sum(self.rewards), 6)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["actions"] = [a.to_dict() for a in self.actions]
+        out["history"] = [list(turn) for turn in self.history]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeState:
+        data = dict(data)
+        data["actions"] = [Action.from_dict(a) for a in data["actions"]]
+        data["history"] = [tuple(turn) for turn in data["history"]]
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Observation:
+    ticket_id: str
+    task_id: str
+    customer_message: str
+    history: tuple[tuple[str, str, int], ...]
+    sentiment_label: str
+    sentiment_score: float
+    customer_tier: str
+    customer_tenure_days: int
+    customer_total_revenue: float
+    category: str
+    priority: str
+    kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
+    revealed_facts: tuple[tuple[str, str], ...]
+    requestable_fields: tuple[str, ...]
+    policy: tuple[str, ...]
+    task_instructions: str
+    step: int
+    max_steps: int
+    steps_left: int
+    cost_so_far: float
+    escalated: bool
+    assigned_department: str
+    callback_scheduled: bool
+    last_action_feedback: str
+
+
+@dataclass(frozen=True)
+class StepResult:
+    observation: Observation
+    reward: float
+    terminated: bool
+    truncated: bool
+    breakdown: tuple[tuple[str, float], ...]
+
+
+def sentiment_label(score: float) -> str:
+    if score <= -0.5:
+        return "angry"
+    if score < 0.0:
+        return "frustrated"
+    if score < 0.4:
+        return "neutral"
+    return "satisfied"
+
+
+def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+    get_task(task_id)  # raises UnknownTaskError
+    if split not in SPLITS:
+        raise InvalidRequestError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InvalidRequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+    scenario = generate(task_id, split, seed)
+    state = EpisodeState(
+        task_id=task_id,
+        split=split,
+        seed=seed,
+        episode_id=episode_id or f"{task_id}:{split}:{seed}",
+        sentiment=scenario.initial_sentiment,
+        patience=scenario.patience,
+        history=[("customer", scenario.opening_message, 0)],
+    )
+    return scenario, state
+
+
+def observe(scenario: Scenario, state: EpisodeState) -> Observation:
+    task = get_task(state.task_id)
+    customer_turns = [text for speaker, text, _ in state.history if speaker == "customer"]
+    return Observation(
+        ticket_id=scenario.ticket_id,
+        task_id=state.task_id,
+        customer_message=customer_turns[-1],
+        history=tuple(state.history),
+        sentiment_label=sentiment_label(state.sentiment),
+        sentiment_score=round(state.sentiment, 3),
+        customer_tier=scenario.tier,
+        customer_tenure_days=scenario.tenure_days,
+        customer_total_revenue=scenario.total_revenue,
+        category=state.category,
+        priority=state.priority,
+        kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in scenario.kb_matches),
+        revealed_facts=tuple((name, scenario.fact(name) or "") for name in state.revealed),
+        requestable_fields=REQUESTABLE_FIELDS,
+        policy=POLICY_RULES,
+        task_instructions=task.instructions,
+        step=state.step,
+        max_steps=task.max_steps,
+        steps_left=task.max_steps - state.step,
+        cost_so_far=state.cost,
+        escalated=state.escalated,
+        assigned_department=state.department,
+        callback_scheduled=state.callback,
+        last_action_feedback=state.last_feedback,
+    )
+
+
+class _Turn:
+    """Accumulates one step's reward parts, mood changes and replies."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[str, float]] = []
+        self.sentiment = 0.0
+        self.patience = 0
+        self.notes: list[str] = []
+
+    def add(self, name: str, times: int = 1) -> None:
+        self.parts.append((name, round(reward(name) * times, 6)))
+
+    def mood(self, sentiment: float, patience: int = 0) -> None:
+        self.sentiment += sentiment
+        self.patience += patience
+
+
+def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
+    """Apply one (validated) action. Raises EpisodeFinishedError after the end."""
+    if state.done:
+        why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
+        raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
+    task = get_task(state.task_id)
+    if expert.is_acceptable(scenario, state, task.task_id, action):
+        state.good_steps += 1
+    earlier_same = sum(1 for a in state.actions if a == action)
+    state.step += 1
+    state.actions.append(action)
+    turn = _Turn()
+    reply = _HANDLERS[action.kind](scenario, state, action, turn, task)
+    if earlier_same and action.kind != "mark_resolved":
+        turn.add("repeat_action", earlier_same)
+    if action.text and action.kind != "respond_with_solution" and is_rude(action.text):
+        turn.add("rude_language")
+        turn.mood(-0.5, -2)
+        state.rude += 1
+    state.cost += ACTION_COSTS.get(action.kind, 0.0)
+    state.sentiment = max(-1.0, min(1.0, round(state.sentiment + turn.sentiment, 6)))
+    state.patience += turn.patience
+    if state.patience <= 0 and not state.terminated:
+        state.truncated = state.customer_left = True
+        turn.add("customer_left")
+        reply = customer.react("gave_up", scenario, state.step)
+    if state.step >= task.max_steps and not state.terminated:
+        state.truncated = True
+    if reply:
+        state.history.append(("customer", reply, state.step))
+    total = round(sum(v for _, v in turn.parts), 6)
+    state.rewards.append(total)
+    state.last_feedback = "; ".join(turn.notes)
+    return StepResult(observe(scenario, state), total, state.terminated, state.truncated, tuple(turn.parts))
+
+
+def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", f"Ticket classified: {action.category} / {action.priority or 'no priority'}", state.step))
+    if state.category:
+        turn.add("classify_repeat")
+        turn.notes.append("the ticket was already classified")
+    else:
+        state.first_category, state.first_priority, state.classified_at = action.category, action.priority, state.step
+        if action.category == scenario.expected.category:
+            turn.add("classify_correct")
+        else:
+            turn.add("classify_wrong")
+            turn.notes.append("that category does not fit the ticket")
+        if action.priority == scenario.expected.priority:
+            turn.add("priority_correct")
+    state.category, state.priority = action.category, action.priority or state.priority
+    return ""
+
+
+def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    question = action.text or "Could you share your " + ", ".join(f.replace("_", " ") for f in action.fields) + "?"
+    state.history.append(("agent", question, state.step))
+    got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
+    needed = [f for f in got.revealed if f in scenario.expected.facts]
+    state.revealed.extend(got.revealed)
+    if needed:
+        turn.add("ask_new_fact", min(len(needed), MAX_NEW_FACT_REWARDS))
+    if got.repeated:
+        state.repeated_asks += 1
+        turn.add("ask_repeat")
+        turn.mood(-0.15, -1)
+        turn.notes.append("the customer already gave " + ", ".join(got.repeated))
+    pointless = len(got.unknown) + len([f for f in got.revealed if f not in scenario.expected.facts])
+    if pointless or not (got.revealed or got.repeated):
+        state.unknown_asks += 1
+        turn.add("ask_irrelevant", max(pointless, 1))
+        turn.mood(-0.1, -1)
+        turn.notes.append("that question did not help with this ticket")
+    return got.reply
+
+
+def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("agent", action.text, state.step))
+    state.responses += 1
+    values = [scenario.fact(n) or "" for n in state.revealed]
+    judged = judge_response(action.text, scenario.issue, action.article_id, values)
+    if judged.rude:
+        state.rude += 1
+        turn.add("rude_language")
+        turn.mood(-0.5, -2)
+    elif judged.polite:
+        state.polite += 1
+        turn.add("politeness")
+        turn.mood(0.05)
+    if judged.wrong_solutions:
+        state.wrong_solutions += judged.wrong_solutions
+        turn.add("wrong_solution", judged.wrong_solutions)
+    if not state.category:
+        turn.add("respond_before_classify")
+        turn.notes.append("classify the ticket before answering")
+        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
+    if state.solved:
+        turn.add("respond_repeat")
+        turn.mood(-0.05, -1)
+        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
+    if not judged.relevant:
+        turn.add("respond_irrelevant")
+        turn.mood(-0.2, -1)
+        turn.notes.append("the answer does not address this issue" + (" (too many solutions listed)" if judged.stuffed else ""))
+        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
+    if scenario.expected.escalate:
+        turn.add("respond_needs_escalation")
+        turn.notes.append("policy requires this case to be escalated")
+        if "verify_identity" not in state.violations and _identity_missing(scenario, state):
+            state.violations.append("verify_identity")
+        return customer.react("unhelpful", scenario, state.step)
+    turn.add("respond_after_classify")
+    if expert.missing_facts(scenario, state):
+        turn.add("respond_missing_facts")
+        turn.notes.append("answered before gathering the facts the case needs")
+        if _identity_missing(scenario, state):
+            state.violations.append("verify_identity")
+    if judged.personalised:
+        state.personalised += 1
+        turn.add("personalised")
+    state.solved = True
+    turn.mood(0.5, 1)
+    return customer.react("rude" if judged.rude else "solved", scenario, state.step)
+
+
+def _identity_missing(scenario: Scenario, state: EpisodeState) -> bool:
+    needs_identity = "account_email" in scenario.expected.facts
+    return needs_identity and "account_email" not in state.revealed
+
+
+def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    title = ARTICLES_BY_ID[action.article_id].title
+    state.history.append(("agent", f"This article may help: {action.article_id} {title}", state.step))
+    fresh = action.article_id not in state.articles
+    state.articles.append(action.article_id)
+    if action.article_id == scenario.expected.article_id and fresh:
+        turn.add("kb_correct")
+        turn.mood(0.1)
+        return customer.react("article", scenario, state.step)
+    turn.add("kb_wrong")
+    turn.mood(-0.1, -1)
+    turn.notes.append("that article does not match the issue" if fresh else "that article was already sent")
+    return customer.react("wrong_article", scenario, state.step)
+
+
+def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", f"Ticket assigned to {action.department}", state.step))
+    state.transfers += 1
+    previous, state.department = state.department, action.department
+    if action.department != scenario.expected.department:
+        turn.add("department_wrong")
+        turn.mood(-0.2, -1)
+        turn.notes.append("wrong department")
+        return customer.react("wrong_transfer", scenario, state.step)
+    if not scenario.expected.escalate:
+        turn.add("department_needless")
+        turn.mood(-0.2, -1)
+        turn.notes.append("this case can be solved without a transfer")
+        state.violations.append("needless_transfer")
+        return customer.react("transferred", scenario, state.step)
+    if previous == action.department:
+        turn.notes.append("already assigned there")
+        return customer.react("transferred", scenario, state.step)
+    turn.add("department_correct")
+    return customer.react("transferred", scenario, state.step)
+
+
+def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", f"Escalated to a human agent: {action.text or 'no reason given'}", state.step))
+    state.escalations += 1
+    if state.escalated:
+        turn.add("escalate_repeat")
+        turn.mood(-0.1, -1)
+        return customer.react("escalated", scenario, state.step)
+    state.escalated = True
+    if action.text:
+        # The reason is what the customer is told; judge it like a response.
+        state.responses += 1
+        values = [scenario.fact(n) or "" for n in state.revealed]
+        judged = judge_response(action.text, scenario.issue, "", values)
+        state.polite += judged.polite
+        state.personalised += judged.personalised
+    if scenario.expected.escalate:
+        turn.add("escalate_required")
+        if scenario.tier in ("premium", "enterprise"):
+            turn.add("escalate_premium_bonus")
+        turn.mood(0.3)
+    else:
+        turn.add("escalate_unneeded")
+        turn.mood(-0.2, -1)
+        turn.notes.append("this case did not need a human")
+        state.violations.append("needless_escalation")
+    return customer.react("escalated", scenario, state.step)
+
+
+def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", "Callback requested", state.step))
+    if scenario.expected.callback_allowed and not state.callback:
+        state.callback = True
+        turn.add("callback_ok")
+        turn.mood(0.1)
+        return customer.react("callback", scenario, state.step)
+    turn.add("callback_not_allowed")
+    if not scenario.expected.callback_allowed:
+        state.violations.append("callback_not_allowed")
+        turn.notes.append("callbacks are only for premium and enterprise customers")
+    turn.mood(-0.1)
+    return customer.react("no_callback", scenario, state.step)
+
+
+def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
+    """How far the case was handled: 'proper', 'partial' or 'none'."""
+    if task_id == "issue_classification":
+        return "proper" if state.category else "none"
+    exp = scenario.expected
+    core = state.escalated and state.department == exp.department if exp.escalate else state.solved
+    if state.category and core:
+        return "proper"
+    if state.category or state.solved or state.escalated or state.revealed:
+        return "partial"
+    return "none"
+
+
+def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", f"Ticket marked resolved: {action.text or 'no summary'}", state.step))
+    state.terminated = True
+    how = handled(scenario, state, task.task_id)
+    if how == "proper":
+        turn.add("resolve_proper")
+        turn.mood(0.1)
+        return customer.react("closed", scenario, state.step)
+    turn.add("resolve_partial" if how == "partial" else "resolve_premature")
+    turn.mood(-0.4)
+    turn.notes.append("the ticket was closed before it was handled")
+    return customer.react("premature", scenario, state.step)
+
+
+_HANDLERS = {
+    "classify_issue": _classify,
+    "ask_for_more_info": _ask,
+    "respond_with_solution": _respond,
+    "suggest_knowledge_base": _suggest,
+    "assign_department": _assign,
+    "escalate_to_human": _escalate,
+    "request_callback": _callback,
+    "mark_resolved": _resolve,
+}

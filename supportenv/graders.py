@@ -1,0 +1,239 @@
+"""Deterministic graders: one small function per named component, combined by the
+task's weights. Grading trusts only (task, split, seed, actions): it regenerates the
+scenario and replays the actions. Components that reward "doing no harm" are scaled
+by progress, so an agent that does nothing earns nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from supportenv import expert
+from supportenv.actions import Action, validate
+from supportenv.catalog import PRIORITIES
+from supportenv.episode import EpisodeState, handled, new_episode, step
+from supportenv.errors import InvalidRequestError
+from supportenv.tasks import get_task
+from supportenv.world import Scenario
+
+GRADER_VERSION = "graders-1"
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    score: float
+    weight: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class Grade:
+    task_id: str
+    score: float
+    passed: bool
+    pass_threshold: float
+    components: tuple[Component, ...]
+    steps: int
+    terminated: bool
+    truncated: bool
+    cumulative_reward: float
+    rewards: tuple[float, ...]
+    grader_version: str = GRADER_VERSION
+
+
+def _clip(x: float) -> float:
+    return round(min(1.0, max(0.0, x)), 6)
+
+
+@dataclass(frozen=True)
+class _Optimum:
+    steps: int
+    cost: float
+
+
+def optimum(scenario: Scenario, task_id: str) -> _Optimum:
+    """Steps and cost of the expert's own handling of this scenario."""
+    _, state = new_episode(task_id, scenario.split, scenario.seed)
+    while not state.done:
+        step(scenario, state, expert.expert_action(scenario, state, task_id))
+    return _Optimum(state.step, state.cost)
+
+
+def progress(scenario: Scenario, state: EpisodeState) -> float:
+    """Fraction of the milestones reached: right category, facts, core handling, closed."""
+    exp = scenario.expected
+    core = (state.escalated and state.department == exp.department) if exp.escalate else state.solved
+    facts = not expert.missing_facts(scenario, state)
+    milestones = (state.first_category == exp.category, facts, core, state.terminated and core)
+    return sum(milestones) / len(milestones)
+
+
+def violations(scenario: Scenario, state: EpisodeState) -> list[str]:
+    found = list(state.violations)
+    if scenario.expected.escalate and not state.escalated and state.terminated:
+        found.append("missed_escalation")
+    found.extend(["rude_language"] * state.rude)
+    return found
+
+
+# ---- issue_classification ----
+
+
+def c_category(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if state.first_category == scenario.expected.category:
+        return 1.0, "right category on the first try"
+    if state.category == scenario.expected.category:
+        return 0.5, "right category after a correction"
+    return 0.0, f"category {state.category or 'never set'}"
+
+
+def c_priority(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if not state.first_priority:
+        return 0.0, "no priority given"
+    gap = abs(PRIORITIES.index(state.first_priority) - PRIORITIES.index(scenario.expected.priority))
+    return {0: 1.0, 1: 0.5}.get(gap, 0.0), f"priority off by {gap} level(s)"
+
+
+def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if state.category != scenario.expected.category:
+        return 0.0, "no credit for speed without the right category"
+    score = opt.steps / max(state.step, opt.steps)
+    if not state.terminated:
+        score *= 0.5
+    return score, f"{state.step} steps for an optimum of {opt.steps}"
+
+
+# ---- action_selection ----
+
+
+def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    return state.good_steps / max(state.step, opt.steps), f"{state.good_steps} expert-grade steps of {state.step}"
+
+
+def c_policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    found = violations(scenario, state)
+    score = max(0.0, 1.0 - 0.5 * len(found)) * progress(scenario, state)
+    return score, ", ".join(found) or "no violations"
+
+
+def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    exp = scenario.expected
+    if exp.escalate:
+        if state.escalated and state.department == exp.department:
+            return 1.0, "escalated and routed as required"
+        return (0.5, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
+    if state.escalated or state.transfers:
+        return 0.0, "escalated or transferred a case the agent could solve"
+    return (1.0, "solved without escalating") if state.solved else (0.0, "neither solved nor escalated")
+
+
+def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if handled(scenario, state, state.task_id) != "proper" or not state.terminated:
+        return 0.0, "the case was not handled and closed"
+    steps = opt.steps / max(state.step, opt.steps)
+    cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
+    return 0.5 * steps + 0.5 * cost, f"{state.step} steps (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})"
+
+
+# ---- end_to_end_resolution ----
+
+
+def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    exp = scenario.expected
+    if exp.escalate:
+        core = 1.0 if state.escalated and state.department == exp.department else 0.5 if state.escalated else 0.0
+    else:
+        core = 1.0 if state.solved else 0.0
+    score = core * (1.0 if state.terminated else 0.7)
+    return score, ("escalated" if exp.escalate else "solved") + (" and closed" if state.terminated else ", not closed") if core else "not handled"
+
+
+def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    needed = scenario.expected.facts
+    got = sum(1 for f in needed if f in state.revealed)
+    score = got / len(needed) - 0.2 * (state.repeated_asks + state.unknown_asks)
+    return score, f"{got}/{len(needed)} needed facts; {state.repeated_asks + state.unknown_asks} wasted questions"
+
+
+def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if not state.responses:
+        return 0.0, "nothing written to the customer"
+    useful = 1.0 if state.solved or scenario.expected.escalate else 0.0
+    score = 0.4 * useful + 0.3 * state.polite / state.responses + 0.3 * min(1, state.personalised)
+    score -= 0.5 * state.rude + 0.2 * state.wrong_solutions
+    return score * progress(scenario, state), f"{state.responses} responses, {state.polite} polite, {state.rude} rude"
+
+
+def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if state.customer_left:
+        return 0.0, "the customer left"
+    # Judged on the change the agent made, since tickets start from different moods.
+    change = state.sentiment - scenario.initial_sentiment
+    score = (0.6 + change) * progress(scenario, state)
+    return score, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f}"
+
+
+_Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
+COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
+    "issue_classification": {
+        "category": c_category,
+        "priority": c_priority,
+        "efficiency": c_classification_efficiency,
+    },
+    "action_selection": {
+        "step_quality": c_step_quality,
+        "policy_compliance": c_policy_compliance,
+        "escalation_judgement": c_escalation_judgement,
+        "efficiency": c_efficiency,
+    },
+    "end_to_end_resolution": {
+        "resolution": c_resolution,
+        "information_gathering": c_information_gathering,
+        "policy_compliance": c_policy_compliance,
+        "response_quality": c_response_quality,
+        "customer_sentiment": c_customer_sentiment,
+        "efficiency": c_efficiency,
+    },
+}
+
+
+def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
+    task = get_task(state.task_id)
+    opt = optimum(scenario, task.task_id)
+    functions = COMPONENT_FUNCTIONS[task.task_id]
+    components = []
+    for name, weight in task.components:
+        score, detail = functions[name](scenario, state, opt)
+        components.append(Component(name, _clip(score), weight, detail))
+    total = _clip(sum(c.score * c.weight for c in components))
+    return Grade(
+        task_id=task.task_id,
+        score=total,
+        passed=total >= task.pass_threshold,
+        pass_threshold=task.pass_threshold,
+        components=tuple(components),
+        steps=state.step,
+        terminated=state.terminated,
+        truncated=state.truncated,
+        cumulative_reward=state.cumulative_reward,
+        rewards=tuple(state.rewards),
+    )
+
+
+def replay(task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+    """Rebuild an episode from its actions; rejects trajectories a task cannot have."""
+    task = get_task(task_id)
+    if len(actions) > task.max_steps:
+        raise InvalidRequestError(f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}")
+    scenario, state = new_episode(task_id, split, seed, episode_id)
+    for index, action in enumerate(actions):
+        if state.done:
+            raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")
+        step(scenario, state, validate(action))
+    return scenario, state
+
+
+def grade_trajectory(task_id: str, split: str, seed: int, actions: Sequence[Action]) -> Grade:
+    scenario, state = replay(task_id, split, seed, actions)
+    return grade_state(scenario, state)

@@ -1,0 +1,47 @@
+"""The step-reward table. The first source design's entries are kept exactly
+(classify +0.3 / repeat -0.1, respond +0.5 / before classifying -0.2, escalate
++0.5 (+0.1 premium) / unneeded -0.3, resolve +0.3 / premature -0.1 to -0.2);
+the rest extends it to every action and to rude or irrelevant text."""
+
+from __future__ import annotations
+
+# name -> (value, when it applies). The README's reward table is generated from this.
+REWARD_TABLE: dict[str, tuple[float, str]] = {
+    "classify_correct": (0.3, "classify_issue, first use, right category"),
+    "classify_wrong": (-0.1, "classify_issue, first use, wrong category"),
+    "classify_repeat": (-0.1, "classify_issue used again"),
+    "priority_correct": (0.1, "classify_issue names the right priority (first use)"),
+    "ask_new_fact": (0.1, "ask_for_more_info, per needed fact revealed (at most 2 per step)"),
+    "ask_repeat": (-0.1, "ask_for_more_info for a fact already given"),
+    "ask_irrelevant": (-0.05, "ask_for_more_info, per fact the customer cannot or need not give"),
+    "respond_after_classify": (0.5, "respond_with_solution after classifying, with the right solution, no escalation needed"),
+    "respond_before_classify": (-0.2, "respond_with_solution before classifying"),
+    "respond_missing_facts": (-0.2, "respond_with_solution before the needed facts were gathered"),
+    "respond_irrelevant": (-0.1, "respond_with_solution that does not name the right solution, or is stuffed"),
+    "respond_needs_escalation": (0.0, "respond_with_solution when policy requires escalation instead"),
+    "respond_repeat": (-0.1, "respond_with_solution after the issue was already solved"),
+    "wrong_solution": (-0.1, "per wrong solution or wrong article named in a response"),
+    "rude_language": (-0.3, "rude or blaming language in any text"),
+    "politeness": (0.05, "polite response"),
+    "personalised": (0.05, "response mentions the customer's own facts"),
+    "kb_correct": (0.1, "suggest_knowledge_base with the right article (first time)"),
+    "kb_wrong": (-0.1, "suggest_knowledge_base with a wrong or repeated article"),
+    "department_correct": (0.2, "assign_department to the right team when the case must be routed"),
+    "department_wrong": (-0.2, "assign_department to the wrong team"),
+    "department_needless": (-0.1, "assign_department when the agent can solve the case itself"),
+    "escalate_required": (0.5, "escalate_to_human when policy requires it"),
+    "escalate_premium_bonus": (0.1, "extra for a required escalation of a premium or enterprise customer"),
+    "escalate_unneeded": (-0.3, "escalate_to_human when not required"),
+    "escalate_repeat": (-0.1, "escalate_to_human again"),
+    "callback_ok": (0.1, "request_callback for a premium or enterprise customer (first time)"),
+    "callback_not_allowed": (-0.2, "request_callback for a regular customer, or again"),
+    "resolve_proper": (0.3, "mark_resolved after proper handling"),
+    "resolve_partial": (-0.1, "mark_resolved with the work half done"),
+    "resolve_premature": (-0.2, "mark_resolved before anything was done"),
+    "repeat_action": (-0.05, "per earlier identical action (progressive)"),
+    "customer_left": (-0.2, "the customer ran out of patience and left"),
+}
+
+
+def reward(name: str) -> float:
+    return REWARD_TABLE[name][0]

@@ -1,0 +1,89 @@
+"""The three tasks: what the agent is asked to do, its budget, weight and pass mark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from supportenv.errors import UnknownTaskError
+
+
+@dataclass(frozen=True)
+class Task:
+    task_id: str
+    name: str
+    difficulty: str
+    description: str
+    instructions: str
+    max_steps: int
+    pass_threshold: float
+    weight: float
+    # Grader components and their weights (sum to 1).
+    components: tuple[tuple[str, float], ...]
+
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        task_id="issue_classification",
+        name="Issue classification",
+        difficulty="easy",
+        description="Read the ticket and identify its issue category and priority.",
+        instructions=(
+            "Classify this ticket with classify_issue (category and priority), then close it with "
+            "mark_resolved. You may ask for facts first, but every step costs efficiency."
+        ),
+        max_steps=4,
+        pass_threshold=0.7,
+        weight=0.2,
+        components=(("category", 0.6), ("priority", 0.25), ("efficiency", 0.15)),
+    ),
+    Task(
+        task_id="action_selection",
+        name="Action selection",
+        difficulty="medium",
+        description="At every step choose the right next action for the situation: ask, answer, route, escalate or close.",
+        instructions=(
+            "Handle the ticket by choosing the right action at each step: classify, gather the facts "
+            "you need, then answer (or route and escalate when policy requires), then mark_resolved."
+        ),
+        max_steps=8,
+        pass_threshold=0.6,
+        weight=0.3,
+        components=(
+            ("step_quality", 0.4),
+            ("policy_compliance", 0.2),
+            ("escalation_judgement", 0.25),
+            ("efficiency", 0.15),
+        ),
+    ),
+    Task(
+        task_id="end_to_end_resolution",
+        name="End-to-end resolution",
+        difficulty="hard",
+        description="Work the whole conversation: gather facts, solve or escalate by policy, keep the customer happy, resolve.",
+        instructions=(
+            "Resolve the ticket end to end: classify it, ask the customer for the facts you need, "
+            "answer with the right solution (or route and escalate when policy requires), be polite, "
+            "keep costs down, then mark_resolved."
+        ),
+        max_steps=12,
+        pass_threshold=0.6,
+        weight=0.5,
+        components=(
+            ("resolution", 0.3),
+            ("information_gathering", 0.15),
+            ("policy_compliance", 0.15),
+            ("response_quality", 0.15),
+            ("customer_sentiment", 0.1),
+            ("efficiency", 0.15),
+        ),
+    ),
+)
+TASKS_BY_ID = {t.task_id: t for t in TASKS}
+TASK_IDS = tuple(TASKS_BY_ID)
+
+
+def get_task(task_id: str) -> Task:
+    try:
+        return TASKS_BY_ID[task_id]
+    except KeyError:
+        raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(TASK_IDS)}") from None

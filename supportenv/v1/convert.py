@@ -1,0 +1,225 @@
+"""Conversion between the library's objects and the v1 wire messages.
+
+Enum values map by name (library "billing" <-> ISSUE_CATEGORY_BILLING), so adding a
+value to both sides is all a new category needs. Unknown or unset values from a
+client raise the library's InvalidActionError / InvalidRequestError."""
+
+from __future__ import annotations
+
+from supportenv.actions import Action
+from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS
+from supportenv.episode import EpisodeState, Observation, StepResult
+from supportenv.errors import InvalidActionError, InvalidRequestError
+from supportenv.graders import Grade
+from supportenv.tasks import Task
+from supportenv.v1 import env_pb2, grader_pb2
+from supportenv.v1 import types_pb2 as pb
+from supportenv.world import SPLITS
+
+
+def _enum_maps(enum: object, prefix: str, names: tuple[str, ...]) -> tuple[dict[str, int], dict[int, str]]:
+    to_pb = {name: enum.Value(prefix + name.upper()) for name in names}  # type: ignore[attr-defined]
+    return to_pb, {v: k for k, v in to_pb.items()}
+
+
+CATEGORY_TO_PB, CATEGORY_FROM_PB = _enum_maps(pb.IssueCategory, "ISSUE_CATEGORY_", CATEGORIES)
+PRIORITY_TO_PB, PRIORITY_FROM_PB = _enum_maps(pb.Priority, "PRIORITY_", PRIORITIES)
+TIER_TO_PB, TIER_FROM_PB = _enum_maps(pb.CustomerTier, "CUSTOMER_TIER_", TIERS)
+DEPARTMENT_TO_PB, DEPARTMENT_FROM_PB = _enum_maps(pb.Department, "DEPARTMENT_", DEPARTMENTS)
+SENTIMENT_TO_PB, SENTIMENT_FROM_PB = _enum_maps(pb.SentimentLabel, "SENTIMENT_LABEL_", SENTIMENT_LABELS)
+SPLIT_TO_PB, SPLIT_FROM_PB = _enum_maps(pb.Split, "SPLIT_", SPLITS)
+DIFFICULTY_TO_PB, _ = _enum_maps(pb.Difficulty, "DIFFICULTY_", ("easy", "medium", "hard"))
+SPEAKER_TO_PB, SPEAKER_FROM_PB = _enum_maps(pb.Speaker, "SPEAKER_", ("customer", "agent", "system"))
+
+
+def split_from_pb(value: int) -> str:
+    if value == pb.SPLIT_UNSPECIFIED:
+        return "train"
+    try:
+        return SPLIT_FROM_PB[value]
+    except KeyError:
+        raise InvalidRequestError(f"unknown split value {value}; use SPLIT_TRAIN, SPLIT_VALIDATION or SPLIT_TEST") from None
+
+
+def _enum_from_pb(value: int, table: dict[int, str], what: str, optional: bool = False) -> str:
+    if value == 0 and optional:
+        return ""
+    try:
+        return table[value]
+    except KeyError:
+        state = "unset" if value == 0 else f"unknown value {value}"
+        raise InvalidActionError(f"{what} is {state}; expected one of {', '.join(table.values())}") from None
+
+
+def action_from_pb(msg: pb.Action) -> Action:
+    kind = msg.WhichOneof("kind")
+    if kind is None:
+        raise InvalidActionError("action has no kind set: set exactly one field of the Action oneof")
+    body = getattr(msg, kind)
+    if kind == "classify_issue":
+        return Action(
+            kind,
+            category=_enum_from_pb(body.category, CATEGORY_FROM_PB, "category"),
+            priority=_enum_from_pb(body.priority, PRIORITY_FROM_PB, "priority", optional=True),
+        )
+    if kind == "ask_for_more_info":
+        return Action(kind, fields=tuple(body.fields), text=body.question)
+    if kind == "respond_with_solution":
+        return Action(kind, text=body.message, article_id=body.article_id)
+    if kind == "suggest_knowledge_base":
+        return Action(kind, article_id=body.article_id)
+    if kind == "assign_department":
+        return Action(kind, department=_enum_from_pb(body.department, DEPARTMENT_FROM_PB, "department"), text=body.note)
+    if kind == "escalate_to_human":
+        return Action(kind, text=body.reason)
+    if kind == "request_callback":
+        return Action(kind, text=body.reason)
+    return Action(kind, text=body.summary)
+
+
+def action_to_pb(action: Action) -> pb.Action:
+    k = action.kind
+    if k == "classify_issue":
+        return pb.Action(
+            classify_issue=pb.ClassifyIssue(
+                category=CATEGORY_TO_PB[action.category], priority=PRIORITY_TO_PB.get(action.priority, 0)
+            )
+        )
+    if k == "ask_for_more_info":
+        return pb.Action(ask_for_more_info=pb.AskForMoreInfo(fields=action.fields, question=action.text))
+    if k == "respond_with_solution":
+        return pb.Action(respond_with_solution=pb.RespondWithSolution(message=action.text, article_id=action.article_id))
+    if k == "suggest_knowledge_base":
+        return pb.Action(suggest_knowledge_base=pb.SuggestKnowledgeBase(article_id=action.article_id))
+    if k == "assign_department":
+        dept = DEPARTMENT_TO_PB[action.department]
+        return pb.Action(assign_department=pb.AssignDepartment(department=dept, note=action.text))
+    if k == "escalate_to_human":
+        return pb.Action(escalate_to_human=pb.EscalateToHuman(reason=action.text))
+    if k == "request_callback":
+        return pb.Action(request_callback=pb.RequestCallback(reason=action.text))
+    return pb.Action(mark_resolved=pb.MarkResolved(summary=action.text))
+
+
+def observation_to_pb(obs: Observation) -> pb.Observation:
+    return pb.Observation(
+        ticket_id=obs.ticket_id,
+        task_id=obs.task_id,
+        customer_message=obs.customer_message,
+        history=[pb.ConversationTurn(speaker=SPEAKER_TO_PB[s], text=t, step=n) for s, t, n in obs.history],
+        sentiment_label=SENTIMENT_TO_PB[obs.sentiment_label],
+        sentiment_score=obs.sentiment_score,
+        customer_tier=TIER_TO_PB[obs.customer_tier],
+        customer_tenure_days=obs.customer_tenure_days,
+        customer_total_revenue=obs.customer_total_revenue,
+        category=CATEGORY_TO_PB.get(obs.category, 0),
+        priority=PRIORITY_TO_PB.get(obs.priority, 0),
+        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in obs.kb_matches],
+        revealed_facts=[pb.Fact(name=n, value=v) for n, v in obs.revealed_facts],
+        requestable_fields=obs.requestable_fields,
+        policy=obs.policy,
+        task_instructions=obs.task_instructions,
+        step=obs.step,
+        max_steps=obs.max_steps,
+        steps_left=obs.steps_left,
+        cost_so_far=obs.cost_so_far,
+        escalated=obs.escalated,
+        assigned_department=DEPARTMENT_TO_PB.get(obs.assigned_department, 0),
+        callback_scheduled=obs.callback_scheduled,
+        last_action_feedback=obs.last_action_feedback,
+    )
+
+
+def observation_from_pb(msg: pb.Observation) -> Observation:
+    """The library's Observation from the wire one, so policies work in-process and remotely."""
+    return Observation(
+        ticket_id=msg.ticket_id,
+        task_id=msg.task_id,
+        customer_message=msg.customer_message,
+        history=tuple((SPEAKER_FROM_PB.get(t.speaker, "system"), t.text, t.step) for t in msg.history),
+        sentiment_label=SENTIMENT_FROM_PB.get(msg.sentiment_label, "neutral"),
+        sentiment_score=msg.sentiment_score,
+        customer_tier=TIER_FROM_PB.get(msg.customer_tier, "regular"),
+        customer_tenure_days=msg.customer_tenure_days,
+        customer_total_revenue=msg.customer_total_revenue,
+        category=CATEGORY_FROM_PB.get(msg.category, ""),
+        priority=PRIORITY_FROM_PB.get(msg.priority, ""),
+        kb_matches=tuple((m.article_id, m.title, m.score) for m in msg.kb_matches),
+        revealed_facts=tuple((f.name, f.value) for f in msg.revealed_facts),
+        requestable_fields=tuple(msg.requestable_fields),
+        policy=tuple(msg.policy),
+        task_instructions=msg.task_instructions,
+        step=msg.step,
+        max_steps=msg.max_steps,
+        steps_left=msg.steps_left,
+        cost_so_far=msg.cost_so_far,
+        escalated=msg.escalated,
+        assigned_department=DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
+        callback_scheduled=msg.callback_scheduled,
+        last_action_feedback=msg.last_action_feedback,
+    )
+
+
+def step_to_pb(result: StepResult, state: EpisodeState, token: bytes) -> env_pb2.StepResponse:
+    return env_pb2.StepResponse(
+        observation=observation_to_pb(result.observation),
+        reward=result.reward,
+        terminated=result.terminated,
+        truncated=result.truncated,
+        reward_breakdown=[pb.RewardComponent(name=n, value=v) for n, v in result.breakdown],
+        state_token=token,
+        cumulative_reward=state.cumulative_reward,
+    )
+
+
+def episode_state_to_pb(state: EpisodeState, obs: Observation) -> env_pb2.EpisodeState:
+    from supportenv.tasks import get_task
+
+    return env_pb2.EpisodeState(
+        episode_id=state.episode_id,
+        task_id=state.task_id,
+        split=SPLIT_TO_PB[state.split],
+        seed=state.seed,
+        step=state.step,
+        max_steps=get_task(state.task_id).max_steps,
+        terminated=state.terminated,
+        truncated=state.truncated,
+        cumulative_reward=state.cumulative_reward,
+        actions=[action_to_pb(a) for a in state.actions],
+        rewards=state.rewards,
+        observation=observation_to_pb(obs),
+    )
+
+
+def task_to_pb(task: Task) -> pb.TaskInfo:
+    return pb.TaskInfo(
+        task_id=task.task_id,
+        name=task.name,
+        difficulty=DIFFICULTY_TO_PB[task.difficulty],
+        description=task.description,
+        max_steps=task.max_steps,
+        pass_threshold=task.pass_threshold,
+        weight=task.weight,
+        grader_components=[name for name, _ in task.components],
+        instructions=task.instructions,
+    )
+
+
+def grade_to_pb(grade: Grade, episode_id: str = "") -> grader_pb2.GradeResponse:
+    return grader_pb2.GradeResponse(
+        score=grade.score,
+        passed=grade.passed,
+        components=[
+            grader_pb2.GradeComponent(name=c.name, score=c.score, weight=c.weight, detail=c.detail)
+            for c in grade.components
+        ],
+        grader_version=grade.grader_version,
+        task_id=grade.task_id,
+        pass_threshold=grade.pass_threshold,
+        steps=grade.steps,
+        terminated=grade.terminated,
+        truncated=grade.truncated,
+        cumulative_reward=grade.cumulative_reward,
+        rewards=grade.rewards,
+        episode_id=episode_id,
+    )

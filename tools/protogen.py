@@ -1,0 +1,52 @@
+"""Generate the Python code and type stubs for protos/ with grpcio-tools.
+
+`make proto` runs this into the repository root; the drift test runs it into a
+temporary folder and compares, so committed code can never fall behind the protos.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grpc_tools import protoc
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_ROOT = ROOT / "protos"
+
+
+def proto_files() -> list[Path]:
+    return sorted(PROTO_ROOT.rglob("*.proto"))
+
+
+def generate(out_dir: Path) -> list[Path]:
+    """Write *_pb2.py, *_pb2.pyi and *_pb2_grpc.py for every proto into out_dir."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    include = str(Path(protoc.__file__).parent / "_proto")
+    files = [str(p.relative_to(PROTO_ROOT)) for p in proto_files()]
+    args = [
+        "grpc_tools.protoc",
+        f"-I{PROTO_ROOT}",
+        f"-I{include}",
+        f"--python_out={out_dir}",
+        f"--pyi_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        *files,
+    ]
+    if protoc.main(args) != 0:
+        raise RuntimeError(f"protoc failed for {files}")
+    return sorted(p for p in out_dir.rglob("*_pb2*.py*"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT, help="output root (default: repository root)")
+    args = parser.parse_args(argv)
+    for path in generate(args.out):
+        print(f"generated {path.relative_to(args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
