@@ -20,15 +20,27 @@ from supportenv.world import SPLITS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m baseline_agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m baseline_agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--policy", choices=sorted(POLICIES), default="rule")
     parser.add_argument("--split", choices=SPLITS, default="test")
-    parser.add_argument("--episodes", type=int, default=20, help="episodes per task (seeds seed-start .. seed-start+N-1)")
-    parser.add_argument("--seed-start", type=int, default=0)
-    parser.add_argument("--tasks", nargs="+", default=list(TASK_IDS), metavar="TASK", help=f"default: all ({', '.join(TASK_IDS)})")
-    parser.add_argument("--env-addr", default=os.environ.get("SUPPORTENV_ENV_ADDR"), help="env service HOST:PORT (env SUPPORTENV_ENV_ADDR)")
     parser.add_argument(
-        "--grader-addr", default=os.environ.get("SUPPORTENV_GRADER_ADDR"), help="grader service HOST:PORT (env SUPPORTENV_GRADER_ADDR)"
+        "--episodes", type=int, default=20, help="episodes per task (seeds seed-start .. seed-start+N-1)"
+    )
+    parser.add_argument("--seed-start", type=int, default=0)
+    parser.add_argument(
+        "--tasks", nargs="+", default=list(TASK_IDS), metavar="TASK", help=f"default: all ({', '.join(TASK_IDS)})"
+    )
+    parser.add_argument(
+        "--env-addr",
+        default=os.environ.get("SUPPORTENV_ENV_ADDR"),
+        help="env service HOST:PORT (env SUPPORTENV_ENV_ADDR)",
+    )
+    parser.add_argument(
+        "--grader-addr",
+        default=os.environ.get("SUPPORTENV_GRADER_ADDR"),
+        help="grader service HOST:PORT (env SUPPORTENV_GRADER_ADDR)",
     )
     parser.add_argument("--json", type=Path, help="write the summary and every episode's record here")
     parser.add_argument("--quiet", action="store_true", help="no per-step log lines, only the summary")

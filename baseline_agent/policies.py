@@ -96,7 +96,13 @@ class RulePolicy:
         text = self._opening(obs)
         category = self._category(text)
         if not obs.category:
-            priority = "urgent" if any(w in text for w in _URGENT_WORDS) else "high" if any(w in text for w in _HIGH_WORDS) else "medium"
+            priority = (
+                "urgent"
+                if any(w in text for w in _URGENT_WORDS)
+                else "high"
+                if any(w in text for w in _HIGH_WORDS)
+                else "medium"
+            )
             if obs.customer_tier == "enterprise":
                 priority = _raise(priority)
             return Action("classify_issue", category=category, priority=priority)
@@ -104,7 +110,9 @@ class RulePolicy:
             return Action("mark_resolved", text="Classified.")
         if not self._asked:
             self._asked = True
-            return Action("ask_for_more_info", fields=_FACTS_BY_CATEGORY[category], text="Could you please share these details?")
+            return Action(
+                "ask_for_more_info", fields=_FACTS_BY_CATEGORY[category], text="Could you please share these details?"
+            )
         if self._must_escalate(obs, text, category):
             department = "security" if any(w in text for w in _URGENT_WORDS) else _DEPARTMENT_BY_CATEGORY[category]
             if obs.assigned_department != department:

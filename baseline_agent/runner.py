@@ -120,7 +120,7 @@ class Runner:
                 action_pb = convert.action_to_pb(action)
                 step_request = env_pb2.StepRequest(state_token=token, action=action_pb)
                 try:
-                    result = with_retries(lambda: self.env.Step(step_request, timeout=RPC_TIMEOUT_S))
+                    result = with_retries(lambda req=step_request: self.env.Step(req, timeout=RPC_TIMEOUT_S))
                 except grpc.RpcError as exc:
                     record.error = f"{exc.code().name}: {exc.details()}"
                     self._log(
@@ -154,7 +154,9 @@ class Runner:
             )
         return record
 
-    def run(self, task_ids: Sequence[str], episodes: int, seed_start: int = 0) -> tuple[list[TaskSummary], list[EpisodeRecord]]:
+    def run(
+        self, task_ids: Sequence[str], episodes: int, seed_start: int = 0
+    ) -> tuple[list[TaskSummary], list[EpisodeRecord]]:
         infos = {t.task_id: t for t in self.tasks()}
         unknown = [t for t in task_ids if t not in infos]
         if unknown:
@@ -195,7 +197,9 @@ def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> s
     return "\n".join(lines)
 
 
-def write_json(path: Path, policy: str, split: str, summaries: Sequence[TaskSummary], records: Sequence[EpisodeRecord]) -> None:
+def write_json(
+    path: Path, policy: str, split: str, summaries: Sequence[TaskSummary], records: Sequence[EpisodeRecord]
+) -> None:
     data = {
         "policy": policy,
         "split": split,

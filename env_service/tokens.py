@@ -71,7 +71,9 @@ class TokenCodec:
             raise InvalidTokenError("state_token is malformed or truncated")
         mac, payload = token[1 : 1 + MAC_BYTES], token[1 + MAC_BYTES :]
         if not hmac.compare_digest(mac, self._mac(payload)):
-            raise InvalidTokenError("state_token failed verification: it was altered, truncated or signed with another key")
+            raise InvalidTokenError(
+                "state_token failed verification: it was altered, truncated or signed with another key"
+            )
         try:
             return EpisodeState.from_dict(json.loads(payload))
         except (ValueError, KeyError, TypeError) as exc:  # signed by us, so this means a version skew

@@ -106,8 +106,12 @@ def _require(ok: bool, message: str) -> None:
 
 def validate(action: Action) -> Action:
     """Raise InvalidActionError with a clear message unless the action is well formed."""
-    _require(action.kind in ACTION_KINDS, f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}")
-    _require(len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}")
+    _require(
+        action.kind in ACTION_KINDS, f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}"
+    )
+    _require(
+        len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}"
+    )
     if action.kind == "classify_issue":
         _require(action.category in CATEGORIES, f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
         _require(action.priority in ("", *PRIORITIES), f"priority must be one of {', '.join(PRIORITIES)} or empty")
@@ -123,7 +127,9 @@ def validate(action: Action) -> Action:
     if action.kind == "suggest_knowledge_base":
         _require(bool(action.article_id), "suggest_knowledge_base needs an article_id")
     if action.kind == "assign_department":
-        _require(action.department in DEPARTMENTS, f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}")
+        _require(
+            action.department in DEPARTMENTS, f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}"
+        )
     return action
 
 

@@ -74,7 +74,11 @@ ARTICLES: tuple[Article, ...] = (
         "KB-REF-01",
         "Requesting a refund",
         ("refund", "return", "money", "back", "cancel", "order"),
-        ("Confirm the order and amount", "Check the refund cap for the tier", "Issue the refund to the original payment method"),
+        (
+            "Confirm the order and amount",
+            "Check the refund cap for the tier",
+            "Issue the refund to the original payment method",
+        ),
     ),
     Article(
         "KB-ACC-01",

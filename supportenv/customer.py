@@ -75,7 +75,11 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
 
 REACTIONS = {
     "solved": ("Thank you, that fixes it!", "Great, that worked.", "Perfect, thanks for sorting this out."),
-    "unhelpful": ("That doesn't help me at all.", "That's not my problem though.", "That has nothing to do with my issue."),
+    "unhelpful": (
+        "That doesn't help me at all.",
+        "That's not my problem though.",
+        "That has nothing to do with my issue.",
+    ),
     "rude": ("Excuse me? That's very rude.", "I can't believe you'd talk to me like that.", "Wow. Unbelievable."),
     "premature": ("Wait, my problem isn't fixed yet!", "You can't just close this, nothing was solved."),
     "escalated": ("Okay, I'll wait for the specialist.", "Thanks, I hope they can help quickly."),

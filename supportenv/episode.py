@@ -238,7 +238,9 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
-    state.history.append(("system", f"Ticket classified: {action.category} / {action.priority or 'no priority'}", state.step))
+    state.history.append(
+        ("system", f"Ticket classified: {action.category} / {action.priority or 'no priority'}", state.step)
+    )
     if state.category:
         turn.add("classify_repeat")
         turn.notes.append("the ticket was already classified")
@@ -304,7 +306,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not judged.relevant:
         turn.add("respond_irrelevant")
         turn.mood(-0.2, -1)
-        turn.notes.append("the answer does not address this issue" + (" (too many solutions listed)" if judged.stuffed else ""))
+        turn.notes.append(
+            "the answer does not address this issue" + (" (too many solutions listed)" if judged.stuffed else "")
+        )
         return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
     if scenario.expected.escalate:
         turn.add("respond_needs_escalation")

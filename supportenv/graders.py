@@ -133,7 +133,10 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
         return 0.0, "the case was not handled and closed"
     steps = opt.steps / max(state.step, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
-    return 0.5 * steps + 0.5 * cost, f"{state.step} steps (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})"
+    return (
+        0.5 * steps + 0.5 * cost,
+        f"{state.step} steps (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})",
+    )
 
 
 # ---- end_to_end_resolution ----
@@ -146,7 +149,9 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     else:
         core = 1.0 if state.solved else 0.0
     score = core * (1.0 if state.terminated else 0.7)
-    return score, ("escalated" if exp.escalate else "solved") + (" and closed" if state.terminated else ", not closed") if core else "not handled"
+    return score, ("escalated" if exp.escalate else "solved") + (
+        " and closed" if state.terminated else ", not closed"
+    ) if core else "not handled"
 
 
 def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -221,11 +226,15 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
     )
 
 
-def replay(task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+def replay(
+    task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = ""
+) -> tuple[Scenario, EpisodeState]:
     """Rebuild an episode from its actions; rejects trajectories a task cannot have."""
     task = get_task(task_id)
     if len(actions) > task.max_steps:
-        raise InvalidRequestError(f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}")
+        raise InvalidRequestError(
+            f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}"
+        )
     scenario, state = new_episode(task_id, split, seed, episode_id)
     for index, action in enumerate(actions):
         if state.done:

@@ -14,7 +14,10 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "ask_new_fact": (0.1, "ask_for_more_info, per needed fact revealed (at most 2 per step)"),
     "ask_repeat": (-0.1, "ask_for_more_info for a fact already given"),
     "ask_irrelevant": (-0.05, "ask_for_more_info, per fact the customer cannot or need not give"),
-    "respond_after_classify": (0.5, "respond_with_solution after classifying, with the right solution, no escalation needed"),
+    "respond_after_classify": (
+        0.5,
+        "respond_with_solution after classifying, with the right solution, no escalation needed",
+    ),
     "respond_before_classify": (-0.2, "respond_with_solution before classifying"),
     "respond_missing_facts": (-0.2, "respond_with_solution before the needed facts were gathered"),
     "respond_irrelevant": (-0.1, "respond_with_solution that does not name the right solution, or is stuffed"),

@@ -40,7 +40,9 @@ TASKS: tuple[Task, ...] = (
         task_id="action_selection",
         name="Action selection",
         difficulty="medium",
-        description="At every step choose the right next action for the situation: ask, answer, route, escalate or close.",
+        description=(
+            "At every step choose the right next action for the situation: ask, answer, route, escalate or close."
+        ),
         instructions=(
             "Handle the ticket by choosing the right action at each step: classify, gather the facts "
             "you need, then answer (or route and escalate when policy requires), then mark_resolved."
@@ -59,7 +61,9 @@ TASKS: tuple[Task, ...] = (
         task_id="end_to_end_resolution",
         name="End-to-end resolution",
         difficulty="hard",
-        description="Work the whole conversation: gather facts, solve or escalate by policy, keep the customer happy, resolve.",
+        description=(
+            "Work the whole conversation: gather facts, solve or escalate by policy, keep the customer happy, resolve."
+        ),
         instructions=(
             "Resolve the ticket end to end: classify it, ask the customer for the facts you need, "
             "answer with the right solution (or route and escalate when policy requires), be polite, "

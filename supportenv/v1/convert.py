@@ -38,7 +38,9 @@ def split_from_pb(value: int) -> str:
     try:
         return SPLIT_FROM_PB[value]
     except KeyError:
-        raise InvalidRequestError(f"unknown split value {value}; use SPLIT_TRAIN, SPLIT_VALIDATION or SPLIT_TEST") from None
+        raise InvalidRequestError(
+            f"unknown split value {value}; use SPLIT_TRAIN, SPLIT_VALIDATION or SPLIT_TEST"
+        ) from None
 
 
 def _enum_from_pb(value: int, table: dict[int, str], what: str, optional: bool = False) -> str:
@@ -88,7 +90,9 @@ def action_to_pb(action: Action) -> pb.Action:
     if k == "ask_for_more_info":
         return pb.Action(ask_for_more_info=pb.AskForMoreInfo(fields=action.fields, question=action.text))
     if k == "respond_with_solution":
-        return pb.Action(respond_with_solution=pb.RespondWithSolution(message=action.text, article_id=action.article_id))
+        return pb.Action(
+            respond_with_solution=pb.RespondWithSolution(message=action.text, article_id=action.article_id)
+        )
     if k == "suggest_knowledge_base":
         return pb.Action(suggest_knowledge_base=pb.SuggestKnowledgeBase(article_id=action.article_id))
     if k == "assign_department":

@@ -67,7 +67,9 @@ def rpc(method: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
 
 def server_args(description: str, port_env: str, default_port: int, argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--host", default=os.environ.get("SUPPORTENV_HOST", "0.0.0.0"), help="bind address (env SUPPORTENV_HOST)")
+    parser.add_argument(
+        "--host", default=os.environ.get("SUPPORTENV_HOST", "0.0.0.0"), help="bind address (env SUPPORTENV_HOST)"
+    )
     parser.add_argument(
         "--port",
         type=int,
@@ -118,6 +120,8 @@ async def serve(
 
 
 def run(name: str, main: Callable[[], Awaitable[None]], log_level: str) -> int:
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {name} %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {name} %(levelname)s %(message)s"
+    )
     asyncio.run(main())
     return 0

@@ -1,0 +1,60 @@
+"""python -m supportenv.v1.health_probe HOST:PORT [--service NAME] [--timeout SECONDS]
+
+One standard grpc.health.v1 Check: exit 0 if the service is SERVING, else print why to
+stderr and exit 1. Written for container healthchecks (the image has no grpc_health_probe
+binary); wait_healthy is the same check, retried until a deadline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+def _problem(stub: health_pb2_grpc.HealthStub, service: str, timeout: float) -> str | None:
+    """None if `service` is SERVING, else a one-line reason."""
+    try:
+        reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+    except grpc.RpcError as exc:
+        return f"{exc.code().name}: {exc.details()}"  # type: ignore[attr-defined]  # sync errors are also Calls
+    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+        return None
+    return "status " + health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
+def check(address: str, service: str = "", timeout: float = 2.0) -> str | None:
+    """One Check against `address`: None if SERVING, else why not."""
+    with grpc.insecure_channel(address) as channel:
+        return _problem(health_pb2_grpc.HealthStub(channel), service, timeout)
+
+
+def wait_healthy(address: str, timeout: float = 15.0, service: str = "") -> None:
+    """Repeat the check on one channel until SERVING; TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while (problem := _problem(stub, service, 1.0)) is not None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{address} did not become healthy within {timeout:.0f}s: {problem}")
+            time.sleep(0.05)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m supportenv.v1.health_probe", description=__doc__)
+    parser.add_argument("address", metavar="HOST:PORT")
+    parser.add_argument("--service", default="", help="service name to check (default: the whole server)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="deadline of the Check call in seconds")
+    args = parser.parse_args(argv)
+    problem = check(args.address, args.service, args.timeout)
+    if problem is not None:
+        print(f"{args.address} {args.service or '(server)'} is not healthy: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
