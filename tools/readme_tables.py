@@ -1,0 +1,36 @@
+"""Print the README's task and reward tables from the library's own definitions.
+
+    python tools/readme_tables.py
+
+A test checks that every row printed here stands in README.md, so the README cannot
+drift from the code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from supportenv.rewards import REWARD_TABLE  # noqa: E402
+from supportenv.tasks import TASKS  # noqa: E402
+
+
+def task_rows() -> list[str]:
+    rows = ["| task | difficulty | weight | max steps | pass mark | grader components (weight) |", "|---|---|---|---|---|---|"]
+    for t in TASKS:
+        comps = ", ".join(f"{name} ({w:g})" for name, w in t.components)
+        rows.append(f"| `{t.task_id}` | {t.difficulty} | {t.weight:g} | {t.max_steps} | {t.pass_threshold:g} | {comps} |")
+    return rows
+
+
+def reward_rows() -> list[str]:
+    rows = ["| component | reward | when |", "|---|---|---|"]
+    rows += [f"| `{name}` | {value:+.2f} | {when} |" for name, (value, when) in REWARD_TABLE.items()]
+    return rows
+
+
+if __name__ == "__main__":
+    print("\n".join(task_rows()))
+    print()
+    print("\n".join(reward_rows()))
