@@ -9,12 +9,10 @@ import secrets
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from supportenv.v1.health_probe import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 _READY = re.compile(r"listening on (\S+):(\d+)")
@@ -37,22 +35,6 @@ class ServiceProcess:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
-
-
-def wait_healthy(address: str, timeout: float = 15.0, service: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while True:
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1.0)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{address} did not become healthy within {timeout:.0f}s")
-            time.sleep(0.05)
 
 
 def start_service(module: str, env: dict[str, str] | None = None, timeout: float = 20.0) -> ServiceProcess:

@@ -26,6 +26,9 @@ from supportenv.v1 import types_pb2 as pb
 ENV_NAME = "supportenv"
 RPC_TIMEOUT_S = 10.0
 RETRIES = 4
+# Spread calls over every address a name resolves to (e.g. all env replicas in compose):
+# the service is stateless, so any replica can take any call.
+CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin")]
 T = TypeVar("T")
 
 
@@ -84,8 +87,8 @@ class Runner:
         out: IO[str] | None = None,
         quiet: bool = False,
     ) -> None:
-        self._env_channel = grpc.insecure_channel(env_addr)
-        self._grader_channel = grpc.insecure_channel(grader_addr)
+        self._env_channel = grpc.insecure_channel(env_addr, options=CHANNEL_OPTIONS)
+        self._grader_channel = grpc.insecure_channel(grader_addr, options=CHANNEL_OPTIONS)
         self.env = env_pb2_grpc.EnvServiceStub(self._env_channel)
         self.grader = grader_pb2_grpc.GraderServiceStub(self._grader_channel)
         self.policy = policy

@@ -20,7 +20,9 @@ def _problem(stub: health_pb2_grpc.HealthStub, service: str, timeout: float) -> 
     try:
         reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
     except grpc.RpcError as exc:
-        return f"{exc.code().name}: {exc.details()}"  # type: ignore[attr-defined]  # sync errors are also Calls
+        # A failed sync call is also a grpc.Call, with a code and details.
+        details = exc.details()  # type: ignore[attr-defined]
+        return exc.code().name + (f": {details}" if details else "")  # type: ignore[attr-defined]
     if reply.status == health_pb2.HealthCheckResponse.SERVING:
         return None
     return "status " + health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
