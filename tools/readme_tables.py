@@ -12,15 +12,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from supportenv.rewards import REWARD_TABLE  # noqa: E402
-from supportenv.tasks import TASKS  # noqa: E402
+from supportenv.rewards import REWARD_TABLE
+from supportenv.tasks import TASKS
 
 
 def task_rows() -> list[str]:
-    rows = ["| task | difficulty | weight | max steps | pass mark | grader components (weight) |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| task | difficulty | weight | max steps | pass mark | grader components (weight) |",
+        "|---|---|---|---|---|---|",
+    ]
     for t in TASKS:
         comps = ", ".join(f"{name} ({w:g})" for name, w in t.components)
-        rows.append(f"| `{t.task_id}` | {t.difficulty} | {t.weight:g} | {t.max_steps} | {t.pass_threshold:g} | {comps} |")
+        rows.append(
+            f"| `{t.task_id}` | {t.difficulty} | {t.weight:g} | {t.max_steps} | {t.pass_threshold:g} | {comps} |"
+        )
     return rows
 
 
