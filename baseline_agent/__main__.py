@@ -23,7 +23,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m baseline_agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--policy", choices=sorted(POLICIES), default="rule")
+    parser.add_argument("--policy", choices=list(POLICIES), default="rule")
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument(
         "--episodes", type=int, default=20, help="episodes per task (seeds seed-start .. seed-start+N-1)"

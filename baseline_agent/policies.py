@@ -1,56 +1,94 @@
 """Agent policies. Each maps the library's Observation to an Action, so the same
 policy runs in-process or against the gRPC services.
 
-- `rule`: a deterministic rule-based agent that reads only what any agent sees
-  (the ticket text, tier, policy text and the public knowledge base).
-- `random`: seeded uniform choice over well-formed actions; a floor to beat.
+- `rule`: deterministic, rule-based; reads only what any agent sees (the ticket text,
+  tier, facts given, policy text and the public knowledge base).
+- `random`: seeded uniform choice over well-formed actions; the floor to beat.
+- `oracle`: reads the hidden scenario and follows the expert; proves full marks are reachable.
+- exploits that a sound grader must not reward: `noop` (closes at once), `escalate_all`,
+  `spam` (repeats one action), `classify_only` and `keyword_stuffer` (answers with every
+  solution phrase it knows).
 """
 
 from __future__ import annotations
 
 import random
-from typing import Protocol
+import re
+from typing import ClassVar, Protocol
 
+from supportenv import expert
 from supportenv.actions import ACTION_KINDS, Action
 from supportenv.catalog import (
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
     DEPARTMENTS,
+    ISSUE_TYPE_IDS,
+    ISSUE_TYPES,
     PRIORITIES,
-    REFUND_CAPS,
     REQUESTABLE_FIELDS,
 )
-from supportenv.episode import Observation
+from supportenv.episode import EpisodeState, Observation, new_episode, step
+from supportenv.world import Scenario, raise_priority
 
 
 class Policy(Protocol):
     name: str
+    stochastic: bool
 
-    def begin(self, task_id: str, seed: int) -> None:
-        """Called before each episode."""
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        """Called before each episode; `trial` varies the randomness of stochastic policies."""
 
     def act(self, obs: Observation) -> Action: ...
 
 
-# Keyword rules of the rule-based agent: first match wins.
-_CATEGORY_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("account", ("hacked", "compromised", "unauthorized", "don't recognise", "locked", "log in", "login", "password")),
-    ("refund", ("refund", "money back", "returned")),
-    ("billing", ("charged", "charge", "declined", "payment", "pay ")),
-    ("delivery", ("package", "parcel", "delivery", "arrive", "shipping", "tracking", "delivered")),
-    ("technical", ("403", "forbidden", "crash", "error", "freezes", "app", "dashboard")),
+class _Base:
+    name = "base"
+    stochastic = False
+
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        self.task_id, self.split, self.seed, self.trial = task_id, split, seed, trial
+        self.turn = 0
+
+    def act(self, obs: Observation) -> Action:
+        self.turn += 1
+        return self.choose(obs)
+
+    def choose(self, obs: Observation) -> Action:
+        raise NotImplementedError
+
+
+# ---- the rule-based baseline ----
+
+# Hand-written keyword rules per issue type, checked in order; the first match wins.
+_ISSUE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("account_takeover", ("hacked", "compromised", "unauthorized", "don't recognise", "don't recognize", "someone else")),
+    ("two_factor_lost", ("two-factor", "2fa", "authenticator", "verification code")),
+    ("data_deletion", ("delete my data", "delete all my data", "erase", "gdpr", "personal data")),
+    ("email_change", ("change my email", "new email", "email address", "update my email")),
+    ("account_locked", ("locked", "lock out", "locked out", "can't log in", "cannot log in")),
+    ("refund_status", ("refund status", "where is my refund", "still waiting for my refund", "refund yet")),
+    ("return_label", ("return label", "send it back", "return shipping")),
+    ("refund_request", ("refund", "money back")),
+    ("double_charge", ("twice", "double", "two times", "duplicate")),
+    ("wrong_amount", ("wrong amount", "overcharged", "more than", "charged me")),
+    ("subscription_cancel", ("cancel my subscription", "cancel subscription", "stop my subscription", "cancel my plan")),
+    ("invoice_request", ("invoice", "receipt")),
+    ("payment_failure", ("declined", "payment failed", "card", "pay")),
+    ("lost_package", ("lost", "never came", "never arrived", "missing")),
+    ("wrong_item", ("wrong item", "not what i ordered", "different item", "wrong product")),
+    ("damaged_item", ("damaged", "broken", "cracked", "smashed")),
+    ("address_change", ("address", "ship it to", "deliver to")),
+    ("delayed_delivery", ("late", "delayed", "hasn't arrived", "still waiting", "where is my")),
+    ("error_403", ("403", "forbidden", "access denied")),
+    ("service_outage", ("down", "outage", "500", "not loading", "unavailable")),
+    ("integration_failure", ("api", "integration", "webhook", "sync")),
+    ("app_crash", ("crash", "closes", "freezes")),
+    ("slow_performance", ("slow", "lag", "takes forever")),
+    ("feature_request", ("feature", "would be great", "suggest", "wish")),
+    ("shipping_policy_question", ("shipping policy", "ship to", "how long does shipping", "international")),
 )
-_URGENT_WORDS = ("hacked", "compromised", "unauthorized", "don't recognise")
-_HIGH_WORDS = ("twice", "double", "two times", "lost", "missing", "never came", "locked")
-_FACTS_BY_CATEGORY = {
-    "billing": ("order_id", "amount"),
-    "delivery": ("order_id", "tracking_number"),
-    "refund": ("order_id", "amount", "account_email"),
-    "account": ("account_email",),
-    "technical": ("error_code", "device_model"),
-    "general": ("account_email",),
-}
+_CAP_RE = re.compile(r"(regular|premium|enterprise) \$(\d+)")
 _DEPARTMENT_BY_CATEGORY = {
     "billing": "billing",
     "refund": "billing",
@@ -59,62 +97,67 @@ _DEPARTMENT_BY_CATEGORY = {
     "technical": "technical",
     "general": "accounts",
 }
+_CATEGORY_OF = {i.issue_id: i.category for i in ISSUE_TYPES}
+_SEVERITY_OF = {i.issue_id: i.severity for i in ISSUE_TYPES}
+# What the rule agent asks for, by category: a help-desk checklist, not the hidden truth.
+_FACTS_BY_CATEGORY = {
+    "billing": ("order_id", "amount"),
+    "delivery": ("order_id", "tracking_number"),
+    "refund": ("order_id", "amount", "account_email"),
+    "account": ("account_email",),
+    "technical": ("error_code", "device_model"),
+    "general": (),
+}
+_SECURITY = ("account_takeover", "two_factor_lost", "data_deletion")
+_OUTAGES = ("error_403", "service_outage", "integration_failure")
 
 
-def _raise(priority: str) -> str:
-    return PRIORITIES[min(PRIORITIES.index(priority) + 1, len(PRIORITIES) - 1)]
-
-
-class RulePolicy:
+class RulePolicy(_Base):
     name = "rule"
 
-    def begin(self, task_id: str, seed: int) -> None:
-        self._task_id = task_id
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        super().begin(task_id, split, seed, trial)
         self._asked = False
         self._answered = False
 
-    def _opening(self, obs: Observation) -> str:
+    @staticmethod
+    def _opening(obs: Observation) -> str:
         return next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message).lower()
 
-    def _category(self, text: str) -> str:
-        for category, words in _CATEGORY_RULES:
+    @staticmethod
+    def guess_issue(text: str) -> str:
+        for issue_id, words in _ISSUE_RULES:
             if any(w in text for w in words):
-                return category
-        return "general"
+                return issue_id
+        return "feature_request"
 
-    def _must_escalate(self, obs: Observation, text: str, category: str) -> bool:
-        if any(w in text for w in _URGENT_WORDS):
+    def _must_escalate(self, obs: Observation, issue: str) -> bool:
+        if issue in _SECURITY:
             return True
-        if category == "technical" and obs.customer_tier == "enterprise" and "403" in text:
-            return True
+        if issue in _OUTAGES:
+            return obs.customer_tier == "enterprise"
         facts = dict(obs.revealed_facts)
-        if category == "refund" and "amount" in facts:
-            return float(facts["amount"]) > REFUND_CAPS[obs.customer_tier]
+        if issue == "refund_request" and "amount" in facts:
+            caps = {tier: float(cap) for tier, cap in _CAP_RE.findall(" ".join(obs.policy))}
+            return float(facts["amount"]) > caps.get(obs.customer_tier, 100.0)
         return False
 
-    def act(self, obs: Observation) -> Action:
-        text = self._opening(obs)
-        category = self._category(text)
+    def choose(self, obs: Observation) -> Action:
+        issue = self.guess_issue(self._opening(obs))
+        category = _CATEGORY_OF[issue]
         if not obs.category:
-            priority = (
-                "urgent"
-                if any(w in text for w in _URGENT_WORDS)
-                else "high"
-                if any(w in text for w in _HIGH_WORDS)
-                else "medium"
-            )
+            priority = _SEVERITY_OF[issue]
             if obs.customer_tier == "enterprise":
-                priority = _raise(priority)
-            return Action("classify_issue", category=category, priority=priority)
-        if self._task_id == "issue_classification":
+                priority = raise_priority(priority)
+            return Action("classify_issue", category=category, priority=priority, issue_type=issue)
+        if self.task_id == "issue_classification":
             return Action("mark_resolved", text="Classified.")
-        if not self._asked:
+        wanted = tuple(f for f in _FACTS_BY_CATEGORY[obs.category or category] if f not in dict(obs.revealed_facts))
+        if not self._asked and wanted:
             self._asked = True
-            return Action(
-                "ask_for_more_info", fields=_FACTS_BY_CATEGORY[category], text="Could you please share these details?"
-            )
-        if self._must_escalate(obs, text, category):
-            department = "security" if any(w in text for w in _URGENT_WORDS) else _DEPARTMENT_BY_CATEGORY[category]
+            return Action("ask_for_more_info", fields=wanted, text="Could you please share these details?")
+        if self._must_escalate(obs, issue):
+            department = "security" if issue in _SECURITY[:2] else _DEPARTMENT_BY_CATEGORY[category]
             if obs.assigned_department != department:
                 return Action("assign_department", department=department, text="Routing per policy.")
             if not obs.escalated:
@@ -126,29 +169,27 @@ class RulePolicy:
             steps = "; ".join(s.lower() for s in article.steps)
             return Action(
                 "respond_with_solution",
-                text=f"Thank you for reaching out, I'm sorry for the trouble. Here is what we will do: {steps}.",
+                text=f"Thank you for reaching out, and I'm sorry for the trouble. Here is what we will do: {steps}.",
                 article_id=article.article_id,
             )
         return Action("mark_resolved", text="Answered.")
 
 
-class RandomPolicy:
-    """Uniformly random well-formed actions, seeded per episode for reproducibility."""
+class RandomPolicy(_Base):
+    """Uniformly random well-formed actions, seeded per (episode, trial)."""
 
     name = "random"
+    stochastic = True
 
-    def __init__(self, seed: int = 0) -> None:
-        self._base_seed = seed
-        self._rng = random.Random(seed)
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        super().begin(task_id, split, seed, trial)
+        self._rng = random.Random(f"random|{task_id}|{split}|{seed}|{trial}")
 
-    def begin(self, task_id: str, seed: int) -> None:
-        self._rng = random.Random(f"{self._base_seed}|{task_id}|{seed}")
-
-    def act(self, obs: Observation) -> Action:
+    def choose(self, obs: Observation) -> Action:
         rng = self._rng
         kind = rng.choice(ACTION_KINDS)
         if kind == "classify_issue":
-            return Action(kind, category=rng.choice(CATEGORIES), priority=rng.choice(PRIORITIES))
+            return Action(kind, category=rng.choice(CATEGORIES), priority=rng.choice(PRIORITIES), issue_type=rng.choice(ISSUE_TYPE_IDS))
         if kind == "ask_for_more_info":
             return Action(kind, fields=(rng.choice(REQUESTABLE_FIELDS),))
         if kind == "respond_with_solution":
@@ -161,7 +202,80 @@ class RandomPolicy:
         return Action(kind)
 
 
-POLICIES = {"rule": RulePolicy, "random": RandomPolicy}
+class OraclePolicy(_Base):
+    """Reads the hidden scenario and follows the expert, tracking the episode in a
+    local shadow copy (the simulation is deterministic, so it matches the server)."""
+
+    name = "oracle"
+
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        super().begin(task_id, split, seed, trial)
+        self._scenario: Scenario
+        self._state: EpisodeState
+        self._scenario, self._state = new_episode(task_id, split, seed)
+
+    def choose(self, obs: Observation) -> Action:
+        action = expert.expert_action(self._scenario, self._state, self.task_id)
+        step(self._scenario, self._state, action)
+        return action
+
+
+class NoopPolicy(_Base):
+    name = "noop"
+
+    def choose(self, obs: Observation) -> Action:
+        return Action("mark_resolved", text="Resolved.")
+
+
+class EscalateAllPolicy(_Base):
+    name = "escalate_all"
+
+    def choose(self, obs: Observation) -> Action:
+        if not obs.escalated:
+            return Action("escalate_to_human", text="Escalating to a specialist.")
+        return Action("mark_resolved", text="Escalated.")
+
+
+class SpamPolicy(_Base):
+    name = "spam"
+
+    def choose(self, obs: Observation) -> Action:
+        return Action("respond_with_solution", text="Thank you for contacting us, we are looking into it.")
+
+
+class ClassifyOnlyPolicy(_Base):
+    name = "classify_only"
+
+    def choose(self, obs: Observation) -> Action:
+        if not obs.category:
+            return Action("classify_issue", category="billing", priority="medium", issue_type="payment_failure")
+        return Action("mark_resolved", text="Classified.")
+
+
+class KeywordStufferPolicy(_Base):
+    name = "keyword_stuffer"
+    ALL_PHRASES: ClassVar[str] = "; ".join(p for issue in ISSUE_TYPES for p in issue.solution_phrases)
+
+    def choose(self, obs: Observation) -> Action:
+        if self.turn == 1:
+            return Action("respond_with_solution", text=f"Thank you! We will {self.ALL_PHRASES}.")
+        return Action("mark_resolved", text="Resolved.")
+
+
+POLICIES: dict[str, type[_Base]] = {
+    p.name: p
+    for p in (
+        RulePolicy,
+        RandomPolicy,
+        OraclePolicy,
+        NoopPolicy,
+        EscalateAllPolicy,
+        SpamPolicy,
+        ClassifyOnlyPolicy,
+        KeywordStufferPolicy,
+    )
+}
+EXPLOITS = ("noop", "escalate_all", "spam", "classify_only", "keyword_stuffer")
 
 
 def make_policy(name: str) -> Policy:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from supportenv.catalog import ARTICLES_BY_ID, CATEGORIES, DEPARTMENTS, PRIORITIES, REQUESTABLE_FIELDS
+from supportenv.catalog import ARTICLES_BY_ID, CATEGORIES, DEPARTMENTS, ISSUE_TYPE_IDS, PRIORITIES, REQUESTABLE_FIELDS
 from supportenv.errors import InvalidActionError
 
 ACTION_KINDS = (
@@ -33,6 +33,7 @@ class Action:
     kind: str
     category: str = ""
     priority: str = ""
+    issue_type: str = ""
     fields: tuple[str, ...] = field(default_factory=tuple)
     text: str = ""  # question, message, reason, note or summary, by kind
     article_id: str = ""
@@ -40,7 +41,7 @@ class Action:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
-        for name in ("category", "priority", "text", "article_id", "department"):
+        for name in ("category", "priority", "issue_type", "text", "article_id", "department"):
             value = getattr(self, name)
             if value:
                 out[name] = value
@@ -54,6 +55,7 @@ class Action:
             kind=data["kind"],
             category=data.get("category", ""),
             priority=data.get("priority", ""),
+            issue_type=data.get("issue_type", ""),
             fields=tuple(data.get("fields", ())),
             text=data.get("text", ""),
             article_id=data.get("article_id", ""),
@@ -62,13 +64,13 @@ class Action:
 
     def label(self) -> str:
         """Compact one-token description for logs, e.g. classify_issue(billing,high)."""
-        params = [p for p in (self.category, self.priority, self.department, self.article_id) if p]
+        params = [p for p in (self.category, self.issue_type, self.priority, self.department, self.article_id) if p]
         params.extend(self.fields)
         return f"{self.kind}({','.join(params)})" if params else self.kind
 
 
-def classify(category: str, priority: str = "") -> Action:
-    return Action("classify_issue", category=category, priority=priority)
+def classify(category: str, priority: str = "", issue_type: str = "") -> Action:
+    return Action("classify_issue", category=category, priority=priority, issue_type=issue_type)
 
 
 def ask(*fields: str, question: str = "") -> Action:
@@ -115,6 +117,10 @@ def validate(action: Action) -> Action:
     if action.kind == "classify_issue":
         _require(action.category in CATEGORIES, f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
         _require(action.priority in ("", *PRIORITIES), f"priority must be one of {', '.join(PRIORITIES)} or empty")
+        _require(
+            action.issue_type in ("", *ISSUE_TYPE_IDS),
+            f"unknown issue_type {action.issue_type!r}; see the observation's issue_types",
+        )
     if action.kind == "ask_for_more_info":
         _require(bool(action.fields) or bool(action.text.strip()), "ask_for_more_info needs fields or a question")
         _require(len(action.fields) <= MAX_FIELDS, f"at most {MAX_FIELDS} fields per question")
@@ -156,6 +162,7 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
                 kind=_KIND_ALIASES.get(kind, kind),
                 category=str(data.get("category", "")),
                 priority=str(data.get("priority", "")),
+                issue_type=str(data.get("issue_type", "")),
                 fields=tuple(str(f) for f in fields),
                 text=str(text),
                 article_id=str(data.get("article_id", "")),

@@ -46,14 +46,7 @@ class SupportEnv:
         if self._scenario is None or self._state is None:
             raise EpisodeFinishedError("call reset() first")
         snapshot = self._state.to_dict()
-        snapshot["scenario"] = {
-            "ticket_id": self._scenario.ticket_id,
-            "issue": self._scenario.issue.issue_id,
-            "tier": self._scenario.tier,
-            "persona": self._scenario.persona,
-            "hidden_facts": dict(self._scenario.hidden_facts),
-            "expected": vars(self._scenario.expected) if hasattr(self._scenario.expected, "__dict__") else None,
-        }
+        snapshot["scenario"] = self._scenario.to_dict()
         return snapshot
 
     def grade(self) -> Grade:

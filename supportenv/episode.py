@@ -13,7 +13,7 @@ from typing import Any
 
 from supportenv import customer, expert
 from supportenv.actions import Action
-from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, POLICY_RULES, REQUESTABLE_FIELDS
+from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPE_IDS, REQUESTABLE_FIELDS
 from supportenv.errors import EpisodeFinishedError, InvalidRequestError
 from supportenv.rewards import reward
 from supportenv.tasks import Task, get_task
@@ -34,14 +34,16 @@ class EpisodeState:
     patience: int
     step: int = 0
     category: str = ""
+    issue_type: str = ""
     priority: str = ""
     first_category: str = ""
+    first_issue_type: str = ""
     first_priority: str = ""
     classified_at: int = 0
     revealed: list[str] = field(default_factory=list)
     unknown_asks: int = 0
     repeated_asks: int = 0
-    solved: bool = False
+    solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
     polite: int = 0
@@ -99,10 +101,12 @@ class Observation:
     customer_tenure_days: int
     customer_total_revenue: float
     category: str
+    issue_type: str
     priority: str
     kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
     revealed_facts: tuple[tuple[str, str], ...]
     requestable_fields: tuple[str, ...]
+    issue_types: tuple[str, ...]
     policy: tuple[str, ...]
     task_instructions: str
     step: int
@@ -134,6 +138,11 @@ def sentiment_label(score: float) -> str:
     return "satisfied"
 
 
+def solved_all(scenario: Scenario, state: EpisodeState) -> bool:
+    """Every issue the agent must answer itself has been answered."""
+    return all(i in state.solved_intents for i in scenario.expected.solvable)
+
+
 def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
     get_task(task_id)  # raises UnknownTaskError
     if split not in SPLITS:
@@ -150,7 +159,22 @@ def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tu
         patience=scenario.patience,
         history=[("customer", scenario.opening_message, 0)],
     )
+    if scenario.prefix_steps:
+        _play_prefix(scenario, state)
     return scenario, state
+
+
+def _play_prefix(scenario: Scenario, state: EpisodeState) -> None:
+    """action_selection starts at a decision point: a previous agent already took the
+    expert's first steps. They show in the history but are not the agent's steps."""
+    for _ in range(scenario.prefix_steps):
+        action = expert.expert_action(scenario, state, state.task_id)
+        if action.kind == "mark_resolved":
+            break
+        step(scenario, state, action)
+    state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
+    state.step, state.good_steps, state.cost = 0, 0, 0.0
+    state.rewards, state.actions, state.last_feedback = [], [], ""
 
 
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
@@ -167,11 +191,13 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
         customer_tenure_days=scenario.tenure_days,
         customer_total_revenue=scenario.total_revenue,
         category=state.category,
+        issue_type=state.issue_type,
         priority=state.priority,
         kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in scenario.kb_matches),
         revealed_facts=tuple((name, scenario.fact(name) or "") for name in state.revealed),
         requestable_fields=REQUESTABLE_FIELDS,
-        policy=POLICY_RULES,
+        issue_types=ISSUE_TYPE_IDS,
+        policy=scenario.policy_text,
         task_instructions=task.instructions,
         step=state.step,
         max_steps=task.max_steps,
@@ -238,22 +264,27 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
-    state.history.append(
-        ("system", f"Ticket classified: {action.category} / {action.priority or 'no priority'}", state.step)
-    )
+    triage = " / ".join(p for p in (action.category, action.issue_type, action.priority) if p)
+    state.history.append(("system", f"Ticket classified: {triage}", state.step))
+    exp = scenario.expected
     if state.category:
         turn.add("classify_repeat")
         turn.notes.append("the ticket was already classified")
     else:
-        state.first_category, state.first_priority, state.classified_at = action.category, action.priority, state.step
-        if action.category == scenario.expected.category:
+        state.first_category, state.first_issue_type = action.category, action.issue_type
+        state.first_priority, state.classified_at = action.priority, state.step
+        if action.category == exp.category:
             turn.add("classify_correct")
         else:
             turn.add("classify_wrong")
             turn.notes.append("that category does not fit the ticket")
-        if action.priority == scenario.expected.priority:
+        if action.issue_type and action.issue_type == exp.issue_type:
+            turn.add("issue_type_correct")
+        if action.priority and action.priority == exp.priority:
             turn.add("priority_correct")
-    state.category, state.priority = action.category, action.priority or state.priority
+    state.category = action.category
+    state.issue_type = action.issue_type or state.issue_type
+    state.priority = action.priority or state.priority
     return ""
 
 
@@ -282,8 +313,10 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, t
 def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
     state.history.append(("agent", action.text, state.step))
     state.responses += 1
+    exp = scenario.expected
     values = [scenario.fact(n) or "" for n in state.revealed]
-    judged = judge_response(action.text, scenario.issue, action.article_id, values)
+    judged = judge_response(action.text, scenario.intents, action.article_id, values)
+    tone = "rude" if judged.rude else None
     if judged.rude:
         state.rude += 1
         turn.add("rude_language")
@@ -298,41 +331,39 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not state.category:
         turn.add("respond_before_classify")
         turn.notes.append("classify the ticket before answering")
-        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
-    if state.solved:
-        turn.add("respond_repeat")
-        turn.mood(-0.05, -1)
-        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
-    if not judged.relevant:
-        turn.add("respond_irrelevant")
-        turn.mood(-0.2, -1)
-        turn.notes.append(
-            "the answer does not address this issue" + (" (too many solutions listed)" if judged.stuffed else "")
-        )
-        return customer.react("rude" if judged.rude else "unhelpful", scenario, state.step)
-    if scenario.expected.escalate:
-        turn.add("respond_needs_escalation")
-        turn.notes.append("policy requires this case to be escalated")
-        if "verify_identity" not in state.violations and _identity_missing(scenario, state):
-            state.violations.append("verify_identity")
-        return customer.react("unhelpful", scenario, state.step)
-    turn.add("respond_after_classify")
+        return customer.react(tone or "unhelpful", scenario, state.step)
+    newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
+    if not newly:
+        if any(i in exp.escalate_intents for i in judged.solves):
+            turn.add("respond_needs_escalation")
+            turn.notes.append("policy requires this issue to be escalated")
+        elif judged.solves:
+            turn.add("respond_repeat")
+            turn.mood(-0.05, -1)
+        else:
+            turn.add("respond_irrelevant")
+            turn.mood(-0.2, -1)
+            turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if judged.stuffed else ""))
+        return customer.react(tone or "unhelpful", scenario, state.step)
+    turn.add("respond_after_classify", len(newly))
     if expert.missing_facts(scenario, state):
         turn.add("respond_missing_facts")
         turn.notes.append("answered before gathering the facts the case needs")
-        if _identity_missing(scenario, state):
-            state.violations.append("verify_identity")
+        _check_identity(scenario, state)
     if judged.personalised:
         state.personalised += 1
         turn.add("personalised")
-    state.solved = True
-    turn.mood(0.5, 1)
-    return customer.react("rude" if judged.rude else "solved", scenario, state.step)
+    state.solved_intents.extend(newly)
+    done = solved_all(scenario, state)
+    turn.mood(0.5 if done else 0.25, 1)
+    return customer.react(tone or ("solved" if done else "partly_solved"), scenario, state.step)
 
 
-def _identity_missing(scenario: Scenario, state: EpisodeState) -> bool:
-    needs_identity = "account_email" in scenario.expected.facts
-    return needs_identity and "account_email" not in state.revealed
+def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
+    """Policy: account changes and refunds need the account email first."""
+    if scenario.expected.identity_required and IDENTITY_FACT not in state.revealed:
+        if "verify_identity" not in state.violations:
+            state.violations.append("verify_identity")
 
 
 def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
@@ -384,10 +415,11 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         # The reason is what the customer is told; judge it like a response.
         state.responses += 1
         values = [scenario.fact(n) or "" for n in state.revealed]
-        judged = judge_response(action.text, scenario.issue, "", values)
+        judged = judge_response(action.text, scenario.intents, "", values)
         state.polite += judged.polite
         state.personalised += judged.personalised
     if scenario.expected.escalate:
+        _check_identity(scenario, state)
         turn.add("escalate_required")
         if scenario.tier in ("premium", "enterprise"):
             turn.add("escalate_premium_bonus")
@@ -420,10 +452,10 @@ def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
     if task_id == "issue_classification":
         return "proper" if state.category else "none"
     exp = scenario.expected
-    core = state.escalated and state.department == exp.department if exp.escalate else state.solved
-    if state.category and core:
+    routed = state.escalated and state.department == exp.department if exp.escalate else True
+    if state.category and routed and solved_all(scenario, state):
         return "proper"
-    if state.category or state.solved or state.escalated or state.revealed:
+    if state.category or state.solved_intents or state.escalated or state.revealed:
         return "partial"
     return "none"
 

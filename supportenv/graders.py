@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from supportenv import expert
 from supportenv.actions import Action, validate
 from supportenv.catalog import PRIORITIES
-from supportenv.episode import EpisodeState, handled, new_episode, step
+from supportenv.episode import EpisodeState, handled, new_episode, solved_all, step
 from supportenv.errors import InvalidRequestError
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
@@ -63,7 +63,8 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
 def progress(scenario: Scenario, state: EpisodeState) -> float:
     """Fraction of the milestones reached: right category, facts, core handling, closed."""
     exp = scenario.expected
-    core = (state.escalated and state.department == exp.department) if exp.escalate else state.solved
+    routed = (state.escalated and state.department == exp.department) if exp.escalate else True
+    core = routed and solved_all(scenario, state)
     facts = not expert.missing_facts(scenario, state)
     milestones = (state.first_category == exp.category, facts, core, state.terminated and core)
     return sum(milestones) / len(milestones)
@@ -88,7 +89,17 @@ def c_category(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[
     return 0.0, f"category {state.category or 'never set'}"
 
 
+def c_issue_type(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if state.first_issue_type == scenario.expected.issue_type:
+        return 1.0, "right issue type on the first try"
+    if state.issue_type == scenario.expected.issue_type:
+        return 0.5, "right issue type after a correction"
+    return 0.0, f"issue type {state.issue_type or 'never set'}"
+
+
 def c_priority(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    if state.first_category != scenario.expected.category:
+        return 0.0, "no credit for priority without the right category"
     if not state.first_priority:
         return 0.0, "no priority given"
     gap = abs(PRIORITIES.index(state.first_priority) - PRIORITIES.index(scenario.expected.priority))
@@ -125,7 +136,8 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
         return (0.5, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
     if state.escalated or state.transfers:
         return 0.0, "escalated or transferred a case the agent could solve"
-    return (1.0, "solved without escalating") if state.solved else (0.0, "neither solved nor escalated")
+    solved = solved_all(scenario, state)
+    return (1.0, "solved without escalating") if solved else (0.0, "neither solved nor escalated")
 
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -142,29 +154,40 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
 # ---- end_to_end_resolution ----
 
 
+def _answered_fraction(scenario: Scenario, state: EpisodeState) -> float:
+    solvable = scenario.expected.solvable
+    return sum(1 for i in solvable if i in state.solved_intents) / len(solvable) if solvable else 1.0
+
+
 def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     exp = scenario.expected
+    answered = _answered_fraction(scenario, state)
     if exp.escalate:
-        core = 1.0 if state.escalated and state.department == exp.department else 0.5 if state.escalated else 0.0
+        routed = 1.0 if state.escalated and state.department == exp.department else 0.5 if state.escalated else 0.0
+        # Escalation covers its own issues; the agent still answers the rest.
+        core = routed * len(exp.escalate_intents) / len(scenario.intents) + answered * len(exp.solvable) / len(
+            scenario.intents
+        )
     else:
-        core = 1.0 if state.solved else 0.0
+        core = answered
     score = core * (1.0 if state.terminated else 0.7)
-    return score, ("escalated" if exp.escalate else "solved") + (
-        " and closed" if state.terminated else ", not closed"
-    ) if core else "not handled"
+    detail = f"answered {answered:.0%} of what the agent must solve" + (", escalated" if state.escalated else "")
+    return score, detail + (", closed" if state.terminated else ", not closed")
 
 
 def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     needed = scenario.expected.facts
     got = sum(1 for f in needed if f in state.revealed)
-    score = got / len(needed) - 0.2 * (state.repeated_asks + state.unknown_asks)
-    return score, f"{got}/{len(needed)} needed facts; {state.repeated_asks + state.unknown_asks} wasted questions"
+    wasted = state.repeated_asks + state.unknown_asks
+    # With nothing to ask, credit goes to handling the case without pointless questions.
+    gathered = got / len(needed) if needed else progress(scenario, state)
+    return gathered - 0.2 * wasted, f"{got}/{len(needed)} needed facts; {wasted} wasted questions"
 
 
 def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     if not state.responses:
         return 0.0, "nothing written to the customer"
-    useful = 1.0 if state.solved or scenario.expected.escalate else 0.0
+    useful = _answered_fraction(scenario, state)
     score = 0.4 * useful + 0.3 * state.polite / state.responses + 0.3 * min(1, state.personalised)
     score -= 0.5 * state.rude + 0.2 * state.wrong_solutions
     return score * progress(scenario, state), f"{state.responses} responses, {state.polite} polite, {state.rude} rude"
@@ -183,6 +206,7 @@ _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
 COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
     "issue_classification": {
         "category": c_category,
+        "issue_type": c_issue_type,
         "priority": c_priority,
         "efficiency": c_classification_efficiency,
     },

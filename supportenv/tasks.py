@@ -26,26 +26,28 @@ TASKS: tuple[Task, ...] = (
         task_id="issue_classification",
         name="Issue classification",
         difficulty="easy",
-        description="Read the ticket and identify its issue category and priority.",
+        description="Read the ticket and identify its issue category, issue type and priority.",
         instructions=(
-            "Classify this ticket with classify_issue (category and priority), then close it with "
+            "Classify this ticket with classify_issue (category, issue type and priority), then close it with "
             "mark_resolved. You may ask for facts first, but every step costs efficiency."
         ),
         max_steps=4,
         pass_threshold=0.7,
         weight=0.2,
-        components=(("category", 0.6), ("priority", 0.25), ("efficiency", 0.15)),
+        components=(("category", 0.35), ("issue_type", 0.25), ("priority", 0.25), ("efficiency", 0.15)),
     ),
     Task(
         task_id="action_selection",
         name="Action selection",
         difficulty="medium",
         description=(
-            "At every step choose the right next action for the situation: ask, answer, route, escalate or close."
+            "Pick up a ticket mid-conversation and choose the right next action at every step: "
+            "ask, answer, suggest an article, route, escalate, call back or close."
         ),
         instructions=(
-            "Handle the ticket by choosing the right action at each step: classify, gather the facts "
-            "you need, then answer (or route and escalate when policy requires), then mark_resolved."
+            "A colleague may have started this ticket (see the history). Choose the right action at each "
+            "step: classify if needed, gather the facts you need, answer what you can solve, route and "
+            "escalate when policy requires, then mark_resolved."
         ),
         max_steps=8,
         pass_threshold=0.6,

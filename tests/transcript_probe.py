@@ -16,7 +16,7 @@ from supportenv.v1 import types_pb2 as pb
 
 def transcript(env, grader, policy, task_id: str, seed: int) -> dict:
     reply = env.Reset(env_pb2.ResetRequest(task_id=task_id, split=pb.SPLIT_TEST, seed=seed), timeout=5)
-    policy.begin(task_id, seed)
+    policy.begin(task_id, "test", seed)
     token, obs = reply.state_token, reply.observation
     steps, actions, done = [reply.observation.SerializeToString(deterministic=True).hex()], [], False
     while not done:

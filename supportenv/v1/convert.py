@@ -63,6 +63,7 @@ def action_from_pb(msg: pb.Action) -> Action:
             kind,
             category=_enum_from_pb(body.category, CATEGORY_FROM_PB, "category"),
             priority=_enum_from_pb(body.priority, PRIORITY_FROM_PB, "priority", optional=True),
+            issue_type=body.issue_type,
         )
     if kind == "ask_for_more_info":
         return Action(kind, fields=tuple(body.fields), text=body.question)
@@ -84,7 +85,9 @@ def action_to_pb(action: Action) -> pb.Action:
     if k == "classify_issue":
         return pb.Action(
             classify_issue=pb.ClassifyIssue(
-                category=CATEGORY_TO_PB[action.category], priority=PRIORITY_TO_PB.get(action.priority, 0)
+                category=CATEGORY_TO_PB[action.category],
+                priority=PRIORITY_TO_PB.get(action.priority, 0),
+                issue_type=action.issue_type,
             )
         )
     if k == "ask_for_more_info":
@@ -131,6 +134,8 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         assigned_department=DEPARTMENT_TO_PB.get(obs.assigned_department, 0),
         callback_scheduled=obs.callback_scheduled,
         last_action_feedback=obs.last_action_feedback,
+        issue_types=obs.issue_types,
+        issue_type=obs.issue_type,
     )
 
 
@@ -147,10 +152,12 @@ def observation_from_pb(msg: pb.Observation) -> Observation:
         customer_tenure_days=msg.customer_tenure_days,
         customer_total_revenue=msg.customer_total_revenue,
         category=CATEGORY_FROM_PB.get(msg.category, ""),
+        issue_type=msg.issue_type,
         priority=PRIORITY_FROM_PB.get(msg.priority, ""),
         kb_matches=tuple((m.article_id, m.title, m.score) for m in msg.kb_matches),
         revealed_facts=tuple((f.name, f.value) for f in msg.revealed_facts),
         requestable_fields=tuple(msg.requestable_fields),
+        issue_types=tuple(msg.issue_types),
         policy=tuple(msg.policy),
         task_instructions=msg.task_instructions,
         step=msg.step,

@@ -1,0 +1,333 @@
+"""Seeded procedural scenarios: (task_id, split, seed) -> one ticket, always the same.
+
+Each scenario draws from its own `random.Random`, seeded from a SHA-256 of the key
+(split included, so the splits' seed streams are disjoint), so no global random
+state is touched and results are identical in every process and on every machine.
+
+Generalisation is measurable: the `test` split also draws paraphrase templates and
+a policy variant that `train` and `validation` never produce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from supportenv import content
+from supportenv.catalog import (
+    ARTICLES,
+    HELD_OUT_POLICY_VARIANTS,
+    IDENTITY_FACT,
+    ISSUE_TYPES,
+    POLICY_VARIANTS,
+    PRIORITIES,
+    TRAIN_TEMPLATES,
+    IssueType,
+    PolicyVariant,
+    policy_rules,
+)
+
+SPLITS = ("train", "validation", "test")
+WORLD_VERSION = "world-2"
+MAX_INTENTS = 3
+
+# How often the optional ingredients of a message appear.
+P_DISTRACTOR = 0.3
+P_TYPO = 0.15
+P_HELD_OUT_TEMPLATE = 0.5  # test split only
+P_HELD_OUT_POLICY = 0.4  # test split only
+P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
+
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_WORD_RE = re.compile(r"[A-Za-z]{6,}")
+_PATIENCE = {"angry": 3, "terse": 4, "confused": 6}
+_REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
+_MISLEADING = (
+    "I already read your article about {topic}, it didn't help.",
+    "Last month I had a problem with {topic} too.",
+    "Your FAQ on {topic} sent me here.",
+)
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What correct handling of this ticket looks like (hidden from the agent)."""
+
+    category: str
+    issue_type: str
+    priority: str
+    facts: tuple[str, ...]
+    article_id: str
+    department: str
+    escalate: bool
+    escalate_intents: tuple[str, ...]
+    solvable: tuple[str, ...]  # intents the agent must answer itself
+    identity_required: bool
+    callback_allowed: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "category": self.category,
+            "issue_type": self.issue_type,
+            "priority": self.priority,
+            "facts_to_gather": list(self.facts),
+            "article_id": self.article_id,
+            "answer_intents": list(self.solvable),
+            "escalate": self.escalate,
+            "escalate_intents": list(self.escalate_intents),
+            "department": self.department if self.escalate else None,
+            "verify_identity_first": self.identity_required,
+            "callback_allowed": self.callback_allowed,
+        }
+
+
+@dataclass(frozen=True)
+class Scenario:
+    task_id: str
+    split: str
+    seed: int
+    ticket_id: str
+    intents: tuple[IssueType, ...]  # the primary issue first
+    tier: str
+    persona: str
+    tenure_days: int
+    total_revenue: float
+    initial_sentiment: float
+    patience: int
+    hidden_facts: tuple[tuple[str, str], ...]
+    opening_message: str
+    kb_matches: tuple[tuple[str, float], ...]
+    template_ids: tuple[str, ...]
+    policy: PolicyVariant
+    policy_text: tuple[str, ...]
+    prefix_steps: int  # action_selection: expert steps already taken before the agent arrives
+    expected: Expected
+
+    @property
+    def issue(self) -> IssueType:
+        return self.intents[0]
+
+    def fact(self, name: str) -> str | None:
+        for key, value in self.hidden_facts:
+            if key == name:
+                return value
+        return None
+
+    def to_dict(self) -> dict[str, object]:
+        """Everything about the scenario, hidden parts included (for inspection, not agents)."""
+        return {
+            "task_id": self.task_id,
+            "split": self.split,
+            "seed": self.seed,
+            "ticket_id": self.ticket_id,
+            "intents": [i.issue_id for i in self.intents],
+            "categories": [i.category for i in self.intents],
+            "tier": self.tier,
+            "persona": self.persona,
+            "tenure_days": self.tenure_days,
+            "total_revenue": self.total_revenue,
+            "initial_sentiment": self.initial_sentiment,
+            "patience": self.patience,
+            "opening_message": self.opening_message,
+            "hidden_facts": dict(self.hidden_facts),
+            "kb_matches": [list(m) for m in self.kb_matches],
+            "template_ids": list(self.template_ids),
+            "policy_variant": self.policy.name,
+            "prefix_steps": self.prefix_steps,
+            "expected_handling": self.expected.to_dict(),
+        }
+
+
+def tokenize(text: str) -> list[str]:
+    return _TOKEN_RE.findall(text.lower())
+
+
+def rng_for(*key: object) -> random.Random:
+    digest = hashlib.sha256("|".join(("supportenv", WORLD_VERSION, *map(str, key))).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, rng: random.Random) -> str:
+    if name == "order_id":
+        return f"ORD-{rng.randrange(100000, 999999)}"
+    if name == "amount":
+        if issue.escalation == "over_refund_cap":
+            # Straddle the tier's cap so that some refunds must be escalated.
+            return f"{rng.choice((0.3, 0.6, 0.9, 1.4, 2.2)) * policy.refund_cap(tier):.2f}"
+        return f"{rng.randrange(900, 40000) / 100:.2f}"
+    if name == "card_last_four":
+        return f"{rng.randrange(0, 10000):04d}"
+    if name == "account_email":
+        user = rng.choice(("alex", "sam", "priya", "chen", "maria", "tom", "fatima", "jo", "noah", "lena"))
+        return f"{user}.{rng.randrange(10, 99)}@{rng.choice(('example.com', 'mail.test', 'corp.example'))}"
+    if name == "error_code":
+        if issue.issue_id == "error_403":
+            return f"403-{rng.choice(('ROLE', 'SCOPE', 'ACL'))}-{rng.randrange(100, 999)}"
+        return f"E{rng.randrange(1000, 9999)}"
+    if name == "tracking_number":
+        return "1Z" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(10))
+    if name == "device_model":
+        return rng.choice(("Pixel 8", "iPhone 15", "Galaxy S23", "iPad Air", "OnePlus 12", "MacBook Air", "ThinkPad X1"))
+    if name == "charge_date":
+        return f"2026-{rng.randrange(1, 12):02d}-{rng.randrange(1, 28):02d}"
+    if name == "app_version":
+        return f"{rng.randrange(3, 7)}.{rng.randrange(0, 10)}.{rng.randrange(0, 20)}"
+    if name == "invoice_number":
+        return f"INV-2026-{rng.randrange(10000, 99999)}"
+    raise ValueError(f"no generator for fact {name!r}")
+
+
+def raise_priority(priority: str) -> str:
+    return PRIORITIES[min(PRIORITIES.index(priority) + 1, len(PRIORITIES) - 1)]
+
+
+def needs_escalation(issue: IssueType, tier: str, facts: dict[str, str], policy: PolicyVariant) -> bool:
+    if issue.escalation == "always":
+        return True
+    if issue.escalation == "enterprise":
+        return tier == "enterprise"
+    if issue.escalation == "over_refund_cap":
+        return float(facts["amount"]) > policy.refund_cap(tier)
+    return False
+
+
+def kb_matches(message: str, limit: int = 3) -> tuple[tuple[str, float], ...]:
+    """Score every article by keyword overlap with the message; best first."""
+    words = set(tokenize(message))
+    scored = []
+    for index, article in enumerate(ARTICLES):
+        hits = sum(1 for k in article.keywords if k in words)
+        if hits:
+            scored.append((-hits / len(article.keywords), index, article.article_id))
+    scored.sort()
+    return tuple((article_id, round(-score, 3)) for score, _, article_id in scored[:limit])
+
+
+def _typo(text: str, rng: random.Random) -> str:
+    """Swap two inner letters of one longer word: the kind of slip people make."""
+    words = list(_WORD_RE.finditer(text))
+    if not words:
+        return text
+    match = words[rng.randrange(len(words))]
+    word = match.group()
+    i = rng.randrange(1, len(word) - 2)
+    slipped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
+    return text[: match.start()] + slipped + text[match.end() :]
+
+
+def _lower_first(text: str) -> str:
+    if text[:2] in ("I ", "I'") or not text:
+        return text
+    return text[0].lower() + text[1:]
+
+
+def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueType, ...]:
+    count = 1
+    if task_id == "end_to_end_resolution" and tier == "enterprise":
+        count = rng.choice((1, 2, 2, 3))
+    chosen: list[IssueType] = []
+    while len(chosen) < count:
+        issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
+        if issue not in chosen:
+            chosen.append(issue)
+    return tuple(chosen)
+
+
+def _compose_message(
+    intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random
+) -> tuple[str, tuple[str, ...]]:
+    template_ids, bodies = [], []
+    for issue in intents:
+        held_out = split == "test" and rng.random() < P_HELD_OUT_TEMPLATE
+        index = rng.randrange(TRAIN_TEMPLATES, len(issue.templates)) if held_out else rng.randrange(TRAIN_TEMPLATES)
+        template_ids.append(f"{issue.issue_id}/{index}")
+        bodies.append(issue.templates[index].replace("{product}", rng.choice(content.PRODUCTS)))
+    body = bodies[0]
+    for extra in bodies[1:]:
+        body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
+    if rng.random() < P_MISLEADING_MENTION:
+        others = [a for a in ARTICLES if a.article_id not in {i.article_id for i in intents}]
+        topic = rng.choice(others).title.lower()
+        body += " " + rng.choice(_MISLEADING).format(topic=topic)
+    if rng.random() < P_DISTRACTOR:
+        distractor = rng.choice(content.DISTRACTORS)
+        body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
+    opener = rng.choice(content.PERSONA_OPENERS[persona])
+    closer = rng.choice(content.PERSONA_CLOSERS[persona])
+    if opener.rstrip().endswith(","):
+        body = _lower_first(body)
+    message = f"{opener}{body}{closer}".strip()
+    if rng.random() < P_TYPO:
+        message = _typo(message, rng)
+    return message, tuple(template_ids)
+
+
+def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant) -> Expected:
+    primary = intents[0]
+    severity = max((i.severity for i in intents), key=PRIORITIES.index)
+    escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
+    needed: list[str] = []
+    for issue in intents:
+        needed.extend(f for f in issue.required_facts if f not in needed)
+    return Expected(
+        category=primary.category,
+        issue_type=primary.issue_id,
+        priority=raise_priority(severity) if tier == "enterprise" else severity,
+        facts=tuple(needed),
+        article_id=primary.article_id,
+        department=(escalating[0] if escalating else primary).department,
+        escalate=bool(escalating),
+        escalate_intents=tuple(i.issue_id for i in escalating),
+        solvable=tuple(i.issue_id for i in intents if i not in escalating),
+        identity_required=any(i.identity_required for i in intents),
+        callback_allowed=tier in ("premium", "enterprise"),
+    )
+
+
+@lru_cache(maxsize=1024)
+def generate(task_id: str, split: str, seed: int) -> Scenario:
+    """The scenario for (task_id, split, seed). Pure; cached because it is immutable."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    rng = rng_for(task_id, split, seed)
+    tier = rng.choices(("regular", "premium", "enterprise"), weights=(5, 3, 2))[0]
+    persona = rng.choice(("terse", "verbose", "angry", "polite", "confused"))
+    held_out_policy = split == "test" and rng.random() < P_HELD_OUT_POLICY
+    policy = POLICY_VARIANTS[rng.choice(HELD_OUT_POLICY_VARIANTS) if held_out_policy else "standard"]
+    intents = _pick_intents(task_id, tier, rng)
+
+    facts: dict[str, str] = {}
+    for issue in intents:
+        for name in (*issue.required_facts, *issue.extra_facts):
+            if name not in facts:
+                facts[name] = _fact_value(name, issue, tier, policy, rng)
+    if IDENTITY_FACT not in facts and rng.random() < 0.5:
+        facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
+
+    message, template_ids = _compose_message(intents, split, persona, rng)
+    low, high = _REVENUE[tier]
+    sentiment = round(rng.uniform(-0.9, -0.6), 2) if persona == "angry" else round(rng.uniform(-0.4, 0.1), 2)
+    return Scenario(
+        task_id=task_id,
+        split=split,
+        seed=seed,
+        ticket_id=f"TKT-{split[:2].upper()}-{seed:06d}-{intents[0].category[:3].upper()}",
+        intents=intents,
+        tier=tier,
+        persona=persona,
+        tenure_days=rng.randrange(3, 3650),
+        total_revenue=round(rng.uniform(low, high), 2),
+        initial_sentiment=sentiment,
+        patience=_PATIENCE.get(persona, 5) + 2 * (len(intents) - 1),
+        hidden_facts=tuple(facts.items()),
+        opening_message=message,
+        kb_matches=kb_matches(message),
+        template_ids=template_ids,
+        policy=policy,
+        policy_text=policy_rules(policy),
+        prefix_steps=rng.randrange(0, 4) if task_id == "action_selection" else 0,
+        expected=_expected(intents, tier, facts, policy),
+    )

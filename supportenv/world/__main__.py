@@ -1,0 +1,65 @@
+"""A window into the world.
+
+    python -m supportenv.world --task end_to_end_resolution --split test --seeds 0:5 --jsonl
+    python -m supportenv.world --task end_to_end_resolution --split test --seeds 7
+
+With --jsonl: one JSON object per scenario (hidden parts included). Without it: the
+first scenario of the range, laid out for a person to read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from supportenv.tasks import TASK_IDS
+from supportenv.world import SPLITS, Scenario, generate
+
+
+def parse_seeds(text: str) -> range:
+    try:
+        if ":" in text:
+            start, stop = (int(part) for part in text.split(":", 1))
+            if stop <= start:
+                raise ValueError
+            return range(start, stop)
+        return range(int(text), int(text) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be N or A:B with A < B, got {text!r}") from None
+
+
+def describe(scenario: Scenario) -> str:
+    data = scenario.to_dict()
+    expected = data.pop("expected_handling")
+    lines = [f"{scenario.ticket_id}  ({scenario.task_id}, {scenario.split}, seed {scenario.seed})", ""]
+    lines.append(f"  customer: {scenario.tier}, {scenario.persona}, {scenario.tenure_days} days, ${scenario.total_revenue:,.2f}")
+    lines.append(f"  says:     {scenario.opening_message}")
+    lines.append(f"  intents:  {', '.join(data['intents'])}   templates: {', '.join(scenario.template_ids)}")
+    lines.append(f"  policy:   {scenario.policy.name}")
+    lines.append("  hidden facts:")
+    lines.extend(f"    {name}: {value}" for name, value in scenario.hidden_facts)
+    lines.append("  knowledge-base matches:")
+    lines.extend(f"    {article} {score:.3f}" for article, score in scenario.kb_matches)
+    lines.append("  expected handling:")
+    lines.extend(f"    {key}: {value}" for key, value in expected.items())
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m supportenv.world", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=TASK_IDS, default="end_to_end_resolution")
+    parser.add_argument("--split", choices=SPLITS, default="train")
+    parser.add_argument("--seeds", type=parse_seeds, default=range(0, 1), help="N or A:B (B excluded)")
+    parser.add_argument("--jsonl", action="store_true", help="one JSON object per scenario")
+    args = parser.parse_args(argv)
+    if args.jsonl:
+        for seed in args.seeds:
+            sys.stdout.write(json.dumps(generate(args.task, args.split, seed).to_dict(), ensure_ascii=False) + "\n")
+    else:
+        print(describe(generate(args.task, args.split, args.seeds[0])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
