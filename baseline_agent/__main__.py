@@ -30,6 +30,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed-start", type=int, default=0)
     parser.add_argument(
+        "--trials",
+        type=int,
+        help="runs per seed, for pass^k (default: 4 for stochastic policies such as random, 1 otherwise)",
+    )
+    parser.add_argument(
         "--tasks", nargs="+", default=list(TASK_IDS), metavar="TASK", help=f"default: all ({', '.join(TASK_IDS)})"
     )
     parser.add_argument(
@@ -47,6 +52,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be at least 1")
+    if args.trials is not None and args.trials < 1:
+        parser.error("--trials must be at least 1")
     if bool(args.env_addr) != bool(args.grader_addr):
         parser.error("give both --env-addr and --grader-addr, or neither to start embedded services")
     return args
@@ -60,9 +67,11 @@ def main(argv: list[str] | None = None) -> int:
             services = stack.enter_context(EmbeddedServices())
             env_addr, grader_addr = services.env.address, services.grader.address  # type: ignore[union-attr]
             print(f"started embedded services: env {env_addr}, grader {grader_addr}", file=sys.stderr)
-        runner = Runner(env_addr, grader_addr, make_policy(args.policy), args.split, quiet=args.quiet)
+        policy = make_policy(args.policy)
+        trials = args.trials or (4 if policy.stochastic else 1)
+        runner = Runner(env_addr, grader_addr, policy, args.split, quiet=args.quiet)
         stack.callback(runner.close)
-        summaries, records = runner.run(args.tasks, args.episodes, args.seed_start)
+        summaries, records = runner.run(args.tasks, args.episodes, args.seed_start, trials)
     print(render_table(args.policy, args.split, summaries), flush=True)
     if args.json:
         write_json(args.json, args.policy, args.split, summaries, records)

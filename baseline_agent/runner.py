@@ -10,6 +10,7 @@ then a per-task table and the weighted score.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ def with_retries(call: Callable[[], T]) -> T:
 class EpisodeRecord:
     task_id: str
     seed: int
+    trial: int = 0
     steps: int = 0
     rewards: list[float] = field(default_factory=list)
     score: float = 0.0
@@ -67,6 +69,9 @@ class TaskSummary:
     mean_score: float
     pass_rate: float
     mean_reward: float
+    trials: int = 1
+    # pass^k: the chance that k independent runs on the same seed all pass, k = 1..4.
+    pass_hat_k: dict[int, float] = field(default_factory=dict)
 
 
 def _fmt_bool(value: bool) -> str:
@@ -108,15 +113,15 @@ class Runner:
     def tasks(self) -> list[pb.TaskInfo]:
         return list(with_retries(lambda: self.env.ListTasks(env_pb2.ListTasksRequest(), timeout=RPC_TIMEOUT_S)).tasks)
 
-    def play(self, task_id: str, seed: int) -> EpisodeRecord:
-        record = EpisodeRecord(task_id, seed)
+    def play(self, task_id: str, seed: int, trial: int = 0) -> EpisodeRecord:
+        record = EpisodeRecord(task_id, seed, trial)
         actions: list[pb.Action] = []
         self._log(f"[START] task={task_id} env={ENV_NAME} model={self.policy.name}")
         try:
             request = env_pb2.ResetRequest(task_id=task_id, split=self.split_pb, seed=seed)
             reply = with_retries(lambda: self.env.Reset(request, timeout=RPC_TIMEOUT_S))
             token, observation = reply.state_token, reply.observation
-            self.policy.begin(task_id, seed)
+            self.policy.begin(task_id, self.split, seed, trial)
             done = False
             while not done:
                 action = self.policy.act(convert.observation_from_pb(observation))
@@ -158,7 +163,7 @@ class Runner:
         return record
 
     def run(
-        self, task_ids: Sequence[str], episodes: int, seed_start: int = 0
+        self, task_ids: Sequence[str], episodes: int, seed_start: int = 0, trials: int = 1
     ) -> tuple[list[TaskSummary], list[EpisodeRecord]]:
         infos = {t.task_id: t for t in self.tasks()}
         unknown = [t for t in task_ids if t not in infos]
@@ -166,20 +171,40 @@ class Runner:
             raise SystemExit(f"unknown task(s) {', '.join(unknown)}; available: {', '.join(infos)}")
         summaries, records = [], []
         for task_id in task_ids:
-            batch = [self.play(task_id, seed_start + i) for i in range(episodes)]
+            batch = [self.play(task_id, seed_start + i, trial) for i in range(episodes) for trial in range(trials)]
             records.extend(batch)
             n = max(len(batch), 1)
             summaries.append(
                 TaskSummary(
                     task_id=task_id,
                     weight=infos[task_id].weight,
-                    episodes=len(batch),
+                    episodes=episodes,
                     mean_score=round(sum(r.score for r in batch) / n, 4),
                     pass_rate=round(sum(r.passed for r in batch) / n, 4),
                     mean_reward=round(sum(sum(r.rewards) for r in batch) / n, 4),
+                    trials=trials,
+                    pass_hat_k=pass_hat_k(batch, trials),
                 )
             )
         return summaries, records
+
+
+def pass_hat_k(records: Sequence[EpisodeRecord], trials: int, k_max: int = 4) -> dict[int, float]:
+    """The unbiased pass^k estimate (as in tau-bench): per seed, C(c, k) / C(n, k) for c
+    passes in n trials, averaged over seeds. One trial means a deterministic policy,
+    whose repeated runs are identical, so pass^k equals pass^1."""
+    by_seed: dict[int, int] = {}
+    for record in records:
+        by_seed[record.seed] = by_seed.get(record.seed, 0) + record.passed
+    if not by_seed:
+        return {}
+    out = {}
+    for k in range(1, k_max + 1):
+        if trials == 1:
+            out[k] = sum(by_seed.values()) / len(by_seed)
+        elif k <= trials:
+            out[k] = sum(math.comb(c, k) / math.comb(trials, k) for c in by_seed.values()) / len(by_seed)
+    return {k: round(v, 4) for k, v in out.items()}
 
 
 def weighted_score(summaries: Sequence[TaskSummary]) -> float:
@@ -190,11 +215,13 @@ def weighted_score(summaries: Sequence[TaskSummary]) -> float:
 def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> str:
     lines = [
         f"policy={policy} split={split}",
-        f"{'task':<24}{'weight':>8}{'episodes':>10}{'mean score':>12}{'pass rate':>11}{'mean reward':>13}",
+        f"{'task':<24}{'weight':>8}{'episodes':>10}{'mean score':>12}{'pass rate':>11}{'mean reward':>13}   pass^1..4",
     ]
     for s in summaries:
+        hats = "/".join(f"{v:.2f}" for v in s.pass_hat_k.values())
         lines.append(
-            f"{s.task_id:<24}{s.weight:>8.2f}{s.episodes:>10}{s.mean_score:>12.3f}{s.pass_rate:>11.2f}{s.mean_reward:>13.3f}"
+            f"{s.task_id:<24}{s.weight:>8.2f}{s.episodes:>10}{s.mean_score:>12.3f}{s.pass_rate:>11.2f}"
+            f"{s.mean_reward:>13.3f}   {hats}"
         )
     lines.append(f"{'weighted score':<24}{'':>8}{'':>10}{weighted_score(summaries):>12.3f}")
     return "\n".join(lines)
@@ -213,6 +240,8 @@ def write_json(
                 "episodes": s.episodes,
                 "mean_reward": s.mean_reward,
                 "weight": s.weight,
+                "trials": s.trials,
+                "pass_hat_k": {str(k): v for k, v in s.pass_hat_k.items()},
             }
             for s in summaries
         },

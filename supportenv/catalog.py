@@ -117,7 +117,9 @@ ISSUE_TYPES: tuple[IssueType, ...] = tuple(
         required_facts=tuple(d["required_facts"])
         + ((IDENTITY_FACT,) if d["identity_required"] and IDENTITY_FACT not in d["required_facts"] else ()),
         extra_facts=tuple(
-            f for f in d["extra_facts"] if f not in d["required_facts"] and not (d["identity_required"] and f == IDENTITY_FACT)
+            f
+            for f in d["extra_facts"]
+            if f not in d["required_facts"] and not (d["identity_required"] and f == IDENTITY_FACT)
         ),
         article_id=d["article"],
         department=d["department"],

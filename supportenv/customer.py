@@ -57,7 +57,9 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     if repeated:
         sentences.append(pick(content.REPEAT_REPLIES, scenario.ticket_id, step))
     for name in unknown:
-        sentences.append(_capitalise(pick(content.UNKNOWN_REPLIES, scenario.ticket_id, step, name).format(name.replace("_", " "))))
+        sentences.append(
+            _capitalise(pick(content.UNKNOWN_REPLIES, scenario.ticket_id, step, name).format(name.replace("_", " ")))
+        )
     if not sentences:
         sentences.append(pick(content.VAGUE_REPLIES, scenario.ticket_id, step))
     return Answer(" ".join(sentences), tuple(revealed), tuple(repeated), tuple(unknown))

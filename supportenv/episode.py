@@ -8,6 +8,7 @@ can carry it in a signed token.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -76,7 +77,8 @@ class EpisodeState:
         return round(sum(self.rewards), 6)
 
     def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        # Fresh containers: the dict must never alias this state's lists.
+        out = {f.name: (list(v) if isinstance(v := getattr(self, f.name), list) else v) for f in fields(self)}
         out["actions"] = [a.to_dict() for a in self.actions]
         out["history"] = [list(turn) for turn in self.history]
         return out
@@ -166,11 +168,15 @@ def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tu
 
 def _play_prefix(scenario: Scenario, state: EpisodeState) -> None:
     """action_selection starts at a decision point: a previous agent already took the
-    expert's first steps. They show in the history but are not the agent's steps."""
-    for _ in range(scenario.prefix_steps):
-        action = expert.expert_action(scenario, state, state.task_id)
-        if action.kind == "mark_resolved":
-            break
+    expert's first steps. They show in the history but are not the agent's steps, and
+    at least two real decisions are always left to the agent."""
+    scratch = copy.deepcopy(state)
+    plan = []
+    while not scratch.done:
+        plan.append(expert.expert_action(scenario, scratch, state.task_id))
+        step(scenario, scratch, plan[-1])
+    decisions = sum(1 for a in plan if a.kind != "mark_resolved")
+    for action in plan[: max(0, min(scenario.prefix_steps, decisions - 2))]:
         step(scenario, state, action)
     state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
     state.step, state.good_steps, state.cost = 0, 0, 0.0
@@ -361,9 +367,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
 
 def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
     """Policy: account changes and refunds need the account email first."""
-    if scenario.expected.identity_required and IDENTITY_FACT not in state.revealed:
-        if "verify_identity" not in state.violations:
-            state.violations.append("verify_identity")
+    missing = scenario.expected.identity_required and IDENTITY_FACT not in state.revealed
+    if missing and "verify_identity" not in state.violations:
+        state.violations.append("verify_identity")
 
 
 def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:

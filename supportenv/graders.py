@@ -50,24 +50,34 @@ def _clip(x: float) -> float:
 class _Optimum:
     steps: int
     cost: float
+    start_milestones: int  # milestones already reached when the agent took over
 
 
-def optimum(scenario: Scenario, task_id: str) -> _Optimum:
-    """Steps and cost of the expert's own handling of this scenario."""
-    _, state = new_episode(task_id, scenario.split, scenario.seed)
-    while not state.done:
-        step(scenario, state, expert.expert_action(scenario, state, task_id))
-    return _Optimum(state.step, state.cost)
-
-
-def progress(scenario: Scenario, state: EpisodeState) -> float:
-    """Fraction of the milestones reached: right category, facts, core handling, closed."""
+def milestones(scenario: Scenario, state: EpisodeState) -> list[bool]:
+    """Right category, needed facts gathered (when any are needed), core handling, closed."""
     exp = scenario.expected
     routed = (state.escalated and state.department == exp.department) if exp.escalate else True
     core = routed and solved_all(scenario, state)
-    facts = not expert.missing_facts(scenario, state)
-    milestones = (state.first_category == exp.category, facts, core, state.terminated and core)
-    return sum(milestones) / len(milestones)
+    reached = [state.first_category == exp.category, core, state.terminated and core]
+    if exp.facts:
+        reached.append(not expert.missing_facts(scenario, state))
+    return reached
+
+
+def optimum(scenario: Scenario, task_id: str) -> _Optimum:
+    """Steps and cost of the expert's own handling of this scenario, from the agent's start."""
+    _, state = new_episode(task_id, scenario.split, scenario.seed)
+    start = sum(milestones(scenario, state))
+    while not state.done:
+        step(scenario, state, expert.expert_action(scenario, state, task_id))
+    return _Optimum(state.step, state.cost, start)
+
+
+def progress(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> float:
+    """The share of the remaining milestones the agent itself reached."""
+    reached = milestones(scenario, state)
+    left = len(reached) - opt.start_milestones
+    return max(0, sum(reached) - opt.start_milestones) / left if left else 1.0
 
 
 def violations(scenario: Scenario, state: EpisodeState) -> list[str]:
@@ -124,7 +134,7 @@ def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tu
 
 def c_policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     found = violations(scenario, state)
-    score = max(0.0, 1.0 - 0.5 * len(found)) * progress(scenario, state)
+    score = max(0.0, 1.0 - 0.5 * len(found)) * progress(scenario, state, opt)
     return score, ", ".join(found) or "no violations"
 
 
@@ -180,7 +190,7 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     got = sum(1 for f in needed if f in state.revealed)
     wasted = state.repeated_asks + state.unknown_asks
     # With nothing to ask, credit goes to handling the case without pointless questions.
-    gathered = got / len(needed) if needed else progress(scenario, state)
+    gathered = got / len(needed) if needed else float(bool(state.solved_intents or state.escalated))
     return gathered - 0.2 * wasted, f"{got}/{len(needed)} needed facts; {wasted} wasted questions"
 
 
@@ -190,7 +200,9 @@ def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     useful = _answered_fraction(scenario, state)
     score = 0.4 * useful + 0.3 * state.polite / state.responses + 0.3 * min(1, state.personalised)
     score -= 0.5 * state.rude + 0.2 * state.wrong_solutions
-    return score * progress(scenario, state), f"{state.responses} responses, {state.polite} polite, {state.rude} rude"
+    return score * progress(
+        scenario, state, opt
+    ), f"{state.responses} responses, {state.polite} polite, {state.rude} rude"
 
 
 def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -198,7 +210,7 @@ def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum)
         return 0.0, "the customer left"
     # Judged on the change the agent made, since tickets start from different moods.
     change = state.sentiment - scenario.initial_sentiment
-    score = (0.6 + change) * progress(scenario, state)
+    score = (0.6 + change) * progress(scenario, state, opt)
     return score, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f}"
 
 

@@ -62,7 +62,9 @@ def _names(lower: str, issue: IssueType) -> bool:
     return any(p in lower for p in issue.solution_phrases)
 
 
-def judge_response(text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]) -> TextJudgement:
+def judge_response(
+    text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
+) -> TextJudgement:
     lower = text.lower()
     own = {i.issue_id for i in intents}
     wrong = sum(1 for other in ISSUE_TYPES if other.issue_id not in own and _names(lower, other))

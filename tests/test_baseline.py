@@ -68,7 +68,9 @@ def test_rule_beats_random_on_every_task(scores):
 
 
 def test_log_lines_follow_the_format():
-    done = run("-m", "baseline_agent", "--policy", "random", "--episodes", "2", "--tasks", "action_selection")
+    done = run(
+        "-m", "baseline_agent", "--policy", "random", "--episodes", "2", "--trials", "1", "--tasks", "action_selection"
+    )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
     episodes = 0

@@ -116,7 +116,7 @@ def test_required_escalation_rewarded_with_premium_bonus():
 
 
 def test_premature_resolution_is_penalised():
-    result = step(*new_episode("action_selection", "train", 0), resolve())
+    result = step(*new_episode("end_to_end_resolution", "train", 0), resolve())
     assert dict(result.breakdown) == {"resolve_premature": -0.2} and result.terminated
 
 

@@ -37,7 +37,7 @@ MAX_INTENTS = 3
 # How often the optional ingredients of a message appear.
 P_DISTRACTOR = 0.3
 P_TYPO = 0.15
-P_HELD_OUT_TEMPLATE = 0.5  # test split only
+P_HELD_OUT_TEMPLATE = 0.35  # test split only
 P_HELD_OUT_POLICY = 0.4  # test split only
 P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
 
@@ -170,7 +170,9 @@ def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, r
     if name == "tracking_number":
         return "1Z" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(10))
     if name == "device_model":
-        return rng.choice(("Pixel 8", "iPhone 15", "Galaxy S23", "iPad Air", "OnePlus 12", "MacBook Air", "ThinkPad X1"))
+        return rng.choice(
+            ("Pixel 8", "iPhone 15", "Galaxy S23", "iPad Air", "OnePlus 12", "MacBook Air", "ThinkPad X1")
+        )
     if name == "charge_date":
         return f"2026-{rng.randrange(1, 12):02d}-{rng.randrange(1, 28):02d}"
     if name == "app_version":

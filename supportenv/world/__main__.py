@@ -32,7 +32,9 @@ def describe(scenario: Scenario) -> str:
     data = scenario.to_dict()
     expected = data.pop("expected_handling")
     lines = [f"{scenario.ticket_id}  ({scenario.task_id}, {scenario.split}, seed {scenario.seed})", ""]
-    lines.append(f"  customer: {scenario.tier}, {scenario.persona}, {scenario.tenure_days} days, ${scenario.total_revenue:,.2f}")
+    lines.append(
+        f"  customer: {scenario.tier}, {scenario.persona}, {scenario.tenure_days} days, ${scenario.total_revenue:,.2f}"
+    )
     lines.append(f"  says:     {scenario.opening_message}")
     lines.append(f"  intents:  {', '.join(data['intents'])}   templates: {', '.join(scenario.template_ids)}")
     lines.append(f"  policy:   {scenario.policy.name}")
@@ -46,8 +48,9 @@ def describe(scenario: Scenario) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m supportenv.world", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m supportenv.world", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--task", choices=TASK_IDS, default="end_to_end_resolution")
     parser.add_argument("--split", choices=SPLITS, default="train")
     parser.add_argument("--seeds", type=parse_seeds, default=range(0, 1), help="N or A:B (B excluded)")
