@@ -14,6 +14,7 @@ help:
 	@echo "make test   - run the test suite"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff"
+	@echo "make bench  - benchmarks in benchmarks/, printed as figures"
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +29,9 @@ test: $(STAMP)
 
 proto: $(STAMP)
 	$(PY) tools/protogen.py
+
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

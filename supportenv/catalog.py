@@ -145,6 +145,8 @@ def _check_catalog() -> None:
         assert len(issue.templates) > TRAIN_TEMPLATES, where
         if issue.escalation == "over_refund_cap":
             assert "amount" in issue.required_facts, where
+        steps = ARTICLES_BY_ID[issue.article_id].steps
+        assert any(issue.solution_phrases[0] in s.lower() for s in steps), f"{where}: no article step names its fix"
     phrases = [p for issue in ISSUE_TYPES for p in issue.solution_phrases]
     assert len(phrases) == len(set(phrases)), "solution phrases must be unique across issues"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from supportenv.actions import Action
-from supportenv.catalog import ISSUE_TYPES_BY_ID
+from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
 from supportenv.text import judge_response
 from supportenv.world import Scenario
 
@@ -31,10 +31,17 @@ def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
 
 def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]) -> str:
     """A polite, relevant, personalised answer naming each issue's first solution."""
-    steps = " and ".join(ISSUE_TYPES_BY_ID[i].solution_phrases[0] for i in intents)
+    steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
     fact = _first_fact(scenario, state)
     ref = f" regarding {fact}" if fact else ""
-    return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is the fix: {steps}."
+    return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}."
+
+
+def _solution_step(issue: IssueType) -> str:
+    """The article step that names the issue's solution (the catalog guarantees one)."""
+    phrase = issue.solution_phrases[0]
+    steps = ARTICLES_BY_ID[issue.article_id].steps
+    return next((s for s in steps if phrase in s.lower()), phrase).rstrip(".")
 
 
 def escalation_message(scenario: Scenario, state: EpisodeState) -> str:

@@ -34,7 +34,7 @@ TASKS: tuple[Task, ...] = (
         max_steps=4,
         pass_threshold=0.7,
         weight=0.2,
-        components=(("category", 0.35), ("issue_type", 0.25), ("priority", 0.25), ("efficiency", 0.15)),
+        components=(("category", 0.25), ("issue_type", 0.4), ("priority", 0.2), ("efficiency", 0.15)),
     ),
     Task(
         task_id="action_selection",

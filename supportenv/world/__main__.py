@@ -2,9 +2,11 @@
 
     python -m supportenv.world --task end_to_end_resolution --split test --seeds 0:5 --jsonl
     python -m supportenv.world --task end_to_end_resolution --split test --seeds 7
+    python -m supportenv.world --task end_to_end_resolution --split test --seeds 7 --play
 
 With --jsonl: one JSON object per scenario (hidden parts included). Without it: the
-first scenario of the range, laid out for a person to read."""
+first scenario of the range, laid out for a person to read; with --play, also the
+whole conversation as the expert handles it, with every step's reward."""
 
 from __future__ import annotations
 
@@ -47,6 +49,26 @@ def describe(scenario: Scenario) -> str:
     return "\n".join(lines)
 
 
+def transcript(scenario: Scenario) -> str:
+    from supportenv import expert
+    from supportenv.episode import new_episode, step
+
+    _, state = new_episode(scenario.task_id, scenario.split, scenario.seed)
+    lines = ["", "  conversation (played by the expert, which knows the hidden scenario):"]
+    shown = 0
+    while not state.done:
+        action = expert.expert_action(scenario, state, scenario.task_id)
+        result = step(scenario, state, action)
+        parts = ", ".join(f"{name} {value:+.2f}" for name, value in result.breakdown)
+        for speaker, text, _ in state.history[shown:]:
+            lines.append(f"    {speaker:>8}: {text}")
+        shown = len(state.history)
+        lines.append(f"    {'':>8}  [{action.label()}] reward {result.reward:+.2f} ({parts})")
+    ending = "terminated" if state.terminated else "truncated"
+    lines.append(f"  ended: {ending} after {state.step} steps, return {state.cumulative_reward:+.2f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m supportenv.world", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -55,12 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=SPLITS, default="train")
     parser.add_argument("--seeds", type=parse_seeds, default=range(0, 1), help="N or A:B (B excluded)")
     parser.add_argument("--jsonl", action="store_true", help="one JSON object per scenario")
+    parser.add_argument("--play", action="store_true", help="also show the expert's whole conversation")
     args = parser.parse_args(argv)
     if args.jsonl:
         for seed in args.seeds:
             sys.stdout.write(json.dumps(generate(args.task, args.split, seed).to_dict(), ensure_ascii=False) + "\n")
     else:
-        print(describe(generate(args.task, args.split, args.seeds[0])))
+        scenario = generate(args.task, args.split, args.seeds[0])
+        print(describe(scenario) + (transcript(scenario) if args.play else ""))
     return 0
 
 

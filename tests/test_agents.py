@@ -1,0 +1,94 @@
+"""Scores mean something: exploits earn nothing, the oracle earns full marks, and the
+rule baseline sits between. Runs every shipped agent through both services via the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from baseline_agent.policies import EXPLOITS, POLICIES
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
+EPISODES = "100"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = {}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in POLICIES:
+        path = tmp_path_factory.mktemp(name) / "scores.json"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "baseline_agent",
+                "--policy",
+                name,
+                "--split",
+                "test",
+                "--episodes",
+                EPISODES,
+                "--json",
+                str(path),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        out[name] = json.loads(path.read_text())
+    return out
+
+
+def mean(results, policy, task, key="mean_score"):
+    return results[policy]["tasks"][task][key]
+
+
+@pytest.mark.parametrize("policy", EXPLOITS)
+def test_exploits_earn_nothing(results, policy):
+    for task in TASKS:
+        assert mean(results, policy, task) <= 0.15, (policy, task)
+        assert mean(results, policy, task, "mean_reward") < mean(results, "rule", task, "mean_reward"), (policy, task)
+
+
+def test_random_is_a_floor(results):
+    for task in TASKS:
+        assert mean(results, "random", task) <= 0.25
+        assert mean(results, "random", task, "mean_reward") < mean(results, "rule", task, "mean_reward")
+
+
+def test_oracle_reaches_full_marks(results):
+    for task in TASKS:
+        assert mean(results, "oracle", task) >= 0.95, task
+
+
+def test_rule_baseline_sits_between(results):
+    assert 0.55 <= results["rule"]["weighted_score"] <= 0.90
+    for task in TASKS:
+        assert mean(results, "rule", task) >= mean(results, "random", task) + 0.3, task
+        assert mean(results, "rule", task) < mean(results, "oracle", task), task
+
+
+def test_scores_and_components_in_range(results):
+    for data in results.values():
+        for episode in data["episodes"]:
+            assert 0.0 <= episode["score"] <= 1.0
+            assert all(0.0 <= v <= 1.0 for v in episode["components"].values())
+
+
+def test_pass_hat_k_for_stochastic_policies(results):
+    task = results["random"]["tasks"]["action_selection"]
+    assert task["trials"] == 4
+    hats = [task["pass_hat_k"][str(k)] for k in (1, 2, 3, 4)]
+    assert hats == sorted(hats, reverse=True), "pass^k can only fall as k grows"
+    assert hats[0] == pytest.approx(task["pass_rate"], abs=1e-3)

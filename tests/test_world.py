@@ -1,0 +1,146 @@
+"""The procedural world: variety, coverage, held-out splits and the inspection CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from supportenv.catalog import ARTICLES, CATEGORIES, HELD_OUT_POLICY_VARIANTS, ISSUE_TYPES, TIERS, TRAIN_TEMPLATES
+from supportenv.world import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+HARD = "end_to_end_resolution"
+
+
+def test_catalog_size():
+    assert len({i.category for i in ISSUE_TYPES}) >= 5 and {i.category for i in ISSUE_TYPES} <= set(CATEGORIES)
+    assert len(ISSUE_TYPES) >= 20
+    assert all(len(i.templates) >= 6 + 2 for i in ISSUE_TYPES), "6 training paraphrases plus held-out ones"
+    assert len(ARTICLES) >= 25
+    assert all(a.steps and a.title for a in ARTICLES)
+
+
+def test_ten_thousand_hard_train_tickets_are_varied_and_cover_everything():
+    scenarios = [generate.__wrapped__(HARD, "train", seed) for seed in range(10_000)]
+    assert len({s.opening_message for s in scenarios}) >= 5_000
+    assert {i.issue_id for s in scenarios for i in s.intents} == {i.issue_id for i in ISSUE_TYPES}
+    assert {s.tier for s in scenarios} == set(TIERS)
+    assert {s.persona for s in scenarios} == {"terse", "verbose", "angry", "polite", "confused"}
+    sizes = Counter(len(s.intents) for s in scenarios)
+    assert sizes[2] and sizes[3], "multi-issue enterprise tickets exist"
+    assert all(s.tier == "enterprise" for s in scenarios if len(s.intents) > 1)
+
+
+def test_multi_issue_tickets_only_in_the_hard_task():
+    for task in ("issue_classification", "action_selection"):
+        assert all(len(generate(task, "train", seed).intents) == 1 for seed in range(2_000))
+
+
+def test_test_split_holds_out_templates_and_a_policy_variant():
+    train_templates, train_policies = set(), set()
+    for task in ("issue_classification", "action_selection", HARD):
+        for split in ("train", "validation"):
+            for seed in range(3_000):
+                s = generate(task, split, seed)
+                train_templates.update(s.template_ids)
+                train_policies.add(s.policy.name)
+    assert all(int(t.split("/")[1]) < TRAIN_TEMPLATES for t in train_templates)
+    assert not train_policies & set(HELD_OUT_POLICY_VARIANTS)
+    test = [generate(HARD, "test", seed) for seed in range(3_000)]
+    held_out_templates = {t for s in test for t in s.template_ids} - train_templates
+    assert len(held_out_templates) >= len(ISSUE_TYPES), "every issue has paraphrases train never saw"
+    assert {s.policy.name for s in test} >= set(HELD_OUT_POLICY_VARIANTS)
+    assert any("$50" in " ".join(s.policy_text) for s in test), "the held-out caps are stated to the agent"
+
+
+def test_splits_use_disjoint_seed_streams():
+    same = sum(
+        generate(HARD, "train", seed).opening_message == generate(HARD, "test", seed).opening_message
+        for seed in range(500)
+    )
+    assert same < 25
+
+
+def test_some_tickets_have_a_misleading_top_match():
+    scenarios = [generate("issue_classification", "train", seed) for seed in range(2_000)]
+    misleading = sum(bool(s.kb_matches) and s.kb_matches[0][0] != s.issue.article_id for s in scenarios)
+    assert 0.05 * len(scenarios) < misleading < 0.5 * len(scenarios)
+    assert all(0.0 < score <= 1.0 for s in scenarios for _, score in s.kb_matches)
+
+
+def test_refund_cap_policy_decides_escalation():
+    for seed in range(3_000):
+        s = generate(HARD, "test", seed)
+        if s.issue.issue_id == "refund_request" and len(s.intents) == 1:
+            over = float(s.fact("amount")) > s.policy.refund_cap(s.tier)
+            assert s.expected.escalate == over
+            assert s.expected.identity_required and "account_email" in s.expected.facts
+
+
+def test_security_incidents_always_escalate_and_solvable_cases_never():
+    for seed in range(2_000):
+        s = generate("action_selection", "train", seed)
+        if s.issue.escalation == "always":
+            assert s.expected.escalate and s.expected.department == s.issue.department
+        if s.issue.escalation == "never":
+            assert not s.expected.escalate
+
+
+def _cli(*args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "supportenv.world", *args], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_world_cli_jsonl_and_readable():
+    lines = _cli("--task", HARD, "--split", "test", "--seeds", "10:20", "--jsonl").splitlines()
+    assert len(lines) == 10
+    keys = {
+        "seed",
+        "intents",
+        "tier",
+        "persona",
+        "opening_message",
+        "hidden_facts",
+        "template_ids",
+        "policy_variant",
+        "expected_handling",
+    }
+    for offset, line in enumerate(lines):
+        data = json.loads(line)
+        assert keys <= set(data) and data["seed"] == 10 + offset
+    readable = _cli("--task", HARD, "--split", "test", "--seeds", "7", "--play")
+    assert "expected handling" in readable and "conversation" in readable and "terminated" in readable
+
+
+def test_same_seed_same_bytes_in_two_processes():
+    outputs = {
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "supportenv.world",
+                "--task",
+                HARD,
+                "--split",
+                "train",
+                "--seeds",
+                "0:300",
+                "--jsonl",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": hash_seed},
+        ).stdout
+        for hash_seed in ("3", "4")
+    }
+    assert len(outputs) == 1
