@@ -22,6 +22,8 @@ ACTION_KINDS = (
     "request_callback",
     "mark_resolved",
 )
+# Not an agent's choice but a parse failure (an LLM's unreadable output), applied as a penalised step.
+INVALID_KIND = "invalid_action"
 MAX_TEXT_CHARS = 4000
 MAX_FIELDS = len(REQUESTABLE_FIELDS)
 # Aliases used by the second source design.
@@ -38,10 +40,11 @@ class Action:
     text: str = ""  # question, message, reason, note or summary, by kind
     article_id: str = ""
     department: str = ""
+    error: str = ""  # invalid_action only: why the raw output did not parse
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
-        for name in ("category", "priority", "issue_type", "text", "article_id", "department"):
+        for name in ("category", "priority", "issue_type", "text", "article_id", "department", "error"):
             value = getattr(self, name)
             if value:
                 out[name] = value
@@ -60,6 +63,7 @@ class Action:
             text=data.get("text", ""),
             article_id=data.get("article_id", ""),
             department=data.get("department", ""),
+            error=data.get("error", ""),
         )
 
     def label(self) -> str:
@@ -99,6 +103,11 @@ def callback(reason: str = "") -> Action:
 
 def resolve(summary: str = "") -> Action:
     return Action("mark_resolved", text=summary)
+
+
+def invalid(raw: str, error: str) -> Action:
+    """Stand-in for output that did not parse; truncated so it always validates."""
+    return Action(INVALID_KIND, text=raw[:MAX_TEXT_CHARS], error=error[:MAX_TEXT_CHARS])
 
 
 def _require(ok: bool, message: str) -> None:

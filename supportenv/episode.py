@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from supportenv import customer, expert
-from supportenv.actions import Action
+from supportenv.actions import INVALID_KIND, Action
 from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPE_IDS, REQUESTABLE_FIELDS
 from supportenv.errors import EpisodeFinishedError, InvalidRequestError
 from supportenv.rewards import reward
@@ -480,6 +480,14 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return customer.react("premature", scenario, state.step)
 
 
+def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+    state.history.append(("system", f"The agent's output could not be used: {action.error}", state.step))
+    turn.add("invalid_action")
+    turn.notes.append(f"your last output did not parse: {action.error}")
+    turn.mood(-0.05)
+    return ""
+
+
 _HANDLERS = {
     "classify_issue": _classify,
     "ask_for_more_info": _ask,
@@ -489,4 +497,5 @@ _HANDLERS = {
     "escalate_to_human": _escalate,
     "request_callback": _callback,
     "mark_resolved": _resolve,
+    INVALID_KIND: _invalid,
 }

@@ -44,6 +44,7 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "resolve_premature": (-0.2, "mark_resolved before anything was done"),
     "repeat_action": (-0.05, "per earlier identical action (progressive)"),
     "customer_left": (-0.2, "the customer ran out of patience and left"),
+    "invalid_action": (-0.1, "output that did not parse into an action (the error is shown in the next observation)"),
 }
 
 

@@ -77,6 +77,8 @@ def action_from_pb(msg: pb.Action) -> Action:
         return Action(kind, text=body.reason)
     if kind == "request_callback":
         return Action(kind, text=body.reason)
+    if kind == "invalid_action":
+        return Action(kind, text=body.raw, error=body.error or "unparseable output")
     return Action(kind, text=body.summary)
 
 
@@ -105,6 +107,8 @@ def action_to_pb(action: Action) -> pb.Action:
         return pb.Action(escalate_to_human=pb.EscalateToHuman(reason=action.text))
     if k == "request_callback":
         return pb.Action(request_callback=pb.RequestCallback(reason=action.text))
+    if k == "invalid_action":
+        return pb.Action(invalid_action=pb.InvalidAction(raw=action.text, error=action.error))
     return pb.Action(mark_resolved=pb.MarkResolved(summary=action.text))
 
 

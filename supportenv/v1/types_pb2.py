@@ -24,29 +24,29 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19supportenv/v1/types.proto\x12\rsupportenv.v1\"~\n\rClassifyIssue\x12.\n\x08\x63\x61tegory\x18\x01 \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x02 \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x12\n\nissue_type\x18\x03 \x01(\t\"2\n\x0e\x41skForMoreInfo\x12\x0e\n\x06\x66ields\x18\x01 \x03(\t\x12\x10\n\x08question\x18\x02 \x01(\t\":\n\x13RespondWithSolution\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x12\n\narticle_id\x18\x02 \x01(\t\"*\n\x14SuggestKnowledgeBase\x12\x12\n\narticle_id\x18\x01 \x01(\t\"O\n\x10\x41ssignDepartment\x12-\n\ndepartment\x18\x01 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x0c\n\x04note\x18\x02 \x01(\t\"!\n\x0f\x45scalateToHuman\x12\x0e\n\x06reason\x18\x01 \x01(\t\"!\n\x0fRequestCallback\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x1f\n\x0cMarkResolved\x12\x0f\n\x07summary\x18\x01 \x01(\t\"\xfd\x03\n\x06\x41\x63tion\x12\x36\n\x0e\x63lassify_issue\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ClassifyIssueH\x00\x12:\n\x11\x61sk_for_more_info\x18\x02 \x01(\x0b\x32\x1d.supportenv.v1.AskForMoreInfoH\x00\x12\x43\n\x15respond_with_solution\x18\x03 \x01(\x0b\x32\".supportenv.v1.RespondWithSolutionH\x00\x12\x45\n\x16suggest_knowledge_base\x18\x04 \x01(\x0b\x32#.supportenv.v1.SuggestKnowledgeBaseH\x00\x12<\n\x11\x61ssign_department\x18\x05 \x01(\x0b\x32\x1f.supportenv.v1.AssignDepartmentH\x00\x12;\n\x11\x65scalate_to_human\x18\x06 \x01(\x0b\x32\x1e.supportenv.v1.EscalateToHumanH\x00\x12:\n\x10request_callback\x18\x07 \x01(\x0b\x32\x1e.supportenv.v1.RequestCallbackH\x00\x12\x34\n\rmark_resolved\x18\x08 \x01(\x0b\x32\x1b.supportenv.v1.MarkResolvedH\x00\x42\x06\n\x04kind\"W\n\x10\x43onversationTurn\x12\'\n\x07speaker\x18\x01 \x01(\x0e\x32\x16.supportenv.v1.Speaker\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x05\"F\n\x12KnowledgeBaseMatch\x12\x12\n\narticle_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\"#\n\x04\x46\x61\x63t\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xbe\x06\n\x0bObservation\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x18\n\x10\x63ustomer_message\x18\x03 \x01(\t\x12\x30\n\x07history\x18\x04 \x03(\x0b\x32\x1f.supportenv.v1.ConversationTurn\x12\x36\n\x0fsentiment_label\x18\x05 \x01(\x0e\x32\x1d.supportenv.v1.SentimentLabel\x12\x17\n\x0fsentiment_score\x18\x06 \x01(\x01\x12\x32\n\rcustomer_tier\x18\x07 \x01(\x0e\x32\x1b.supportenv.v1.CustomerTier\x12\x1c\n\x14\x63ustomer_tenure_days\x18\x08 \x01(\x05\x12\x1e\n\x16\x63ustomer_total_revenue\x18\t \x01(\x01\x12.\n\x08\x63\x61tegory\x18\n \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x0b \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x35\n\nkb_matches\x18\x0c \x03(\x0b\x32!.supportenv.v1.KnowledgeBaseMatch\x12+\n\x0erevealed_facts\x18\r \x03(\x0b\x32\x13.supportenv.v1.Fact\x12\x1a\n\x12requestable_fields\x18\x0e \x03(\t\x12\x0e\n\x06policy\x18\x0f \x03(\t\x12\x19\n\x11task_instructions\x18\x10 \x01(\t\x12\x0c\n\x04step\x18\x11 \x01(\x05\x12\x11\n\tmax_steps\x18\x12 \x01(\x05\x12\x12\n\nsteps_left\x18\x13 \x01(\x05\x12\x13\n\x0b\x63ost_so_far\x18\x14 \x01(\x01\x12\x11\n\tescalated\x18\x15 \x01(\x08\x12\x36\n\x13\x61ssigned_department\x18\x16 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x1a\n\x12\x63\x61llback_scheduled\x18\x17 \x01(\x08\x12\x1c\n\x14last_action_feedback\x18\x18 \x01(\t\x12\x13\n\x0bissue_types\x18\x19 \x03(\t\x12\x12\n\nissue_type\x18\x1a \x01(\t\".\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\"\xd9\x01\n\x08TaskInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\ndifficulty\x18\x03 \x01(\x0e\x32\x19.supportenv.v1.Difficulty\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\x05\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\x0e\n\x06weight\x18\x07 \x01(\x01\x12\x19\n\x11grader_components\x18\x08 \x03(\t\x12\x14\n\x0cinstructions\x18\t \x01(\t\"\x8c\x01\n\nTrajectory\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12&\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x12\n\nepisode_id\x18\x05 \x01(\t*\xd9\x01\n\rIssueCategory\x12\x1e\n\x1aISSUE_CATEGORY_UNSPECIFIED\x10\x00\x12\x1a\n\x16ISSUE_CATEGORY_BILLING\x10\x01\x12\x1b\n\x17ISSUE_CATEGORY_DELIVERY\x10\x02\x12\x19\n\x15ISSUE_CATEGORY_REFUND\x10\x03\x12\x1a\n\x16ISSUE_CATEGORY_ACCOUNT\x10\x04\x12\x1c\n\x18ISSUE_CATEGORY_TECHNICAL\x10\x05\x12\x1a\n\x16ISSUE_CATEGORY_GENERAL\x10\x06*s\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n\x0cPRIORITY_LOW\x10\x01\x12\x13\n\x0fPRIORITY_MEDIUM\x10\x02\x12\x11\n\rPRIORITY_HIGH\x10\x03\x12\x13\n\x0fPRIORITY_URGENT\x10\x04*\x81\x01\n\x0c\x43ustomerTier\x12\x1d\n\x19\x43USTOMER_TIER_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43USTOMER_TIER_REGULAR\x10\x01\x12\x19\n\x15\x43USTOMER_TIER_PREMIUM\x10\x02\x12\x1c\n\x18\x43USTOMER_TIER_ENTERPRISE\x10\x03*\xa8\x01\n\x0eSentimentLabel\x12\x1f\n\x1bSENTIMENT_LABEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SENTIMENT_LABEL_ANGRY\x10\x01\x12\x1e\n\x1aSENTIMENT_LABEL_FRUSTRATED\x10\x02\x12\x1b\n\x17SENTIMENT_LABEL_NEUTRAL\x10\x03\x12\x1d\n\x19SENTIMENT_LABEL_SATISFIED\x10\x04*\xc9\x01\n\nDepartment\x12\x1a\n\x16\x44\x45PARTMENT_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45PARTMENT_BILLING\x10\x01\x12\x18\n\x14\x44\x45PARTMENT_LOGISTICS\x10\x02\x12\x18\n\x14\x44\x45PARTMENT_TECHNICAL\x10\x03\x12\x17\n\x13\x44\x45PARTMENT_ACCOUNTS\x10\x04\x12\x17\n\x13\x44\x45PARTMENT_SECURITY\x10\x05\x12!\n\x1d\x44\x45PARTMENT_ENTERPRISE_SUCCESS\x10\x06*U\n\x05Split\x12\x15\n\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSPLIT_TRAIN\x10\x01\x12\x14\n\x10SPLIT_VALIDATION\x10\x02\x12\x0e\n\nSPLIT_TEST\x10\x03*i\n\nDifficulty\x12\x1a\n\x16\x44IFFICULTY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44IFFICULTY_EASY\x10\x01\x12\x15\n\x11\x44IFFICULTY_MEDIUM\x10\x02\x12\x13\n\x0f\x44IFFICULTY_HARD\x10\x03*_\n\x07Speaker\x12\x17\n\x13SPEAKER_UNSPECIFIED\x10\x00\x12\x14\n\x10SPEAKER_CUSTOMER\x10\x01\x12\x11\n\rSPEAKER_AGENT\x10\x02\x12\x12\n\x0eSPEAKER_SYSTEM\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19supportenv/v1/types.proto\x12\rsupportenv.v1\"~\n\rClassifyIssue\x12.\n\x08\x63\x61tegory\x18\x01 \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x02 \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x12\n\nissue_type\x18\x03 \x01(\t\"2\n\x0e\x41skForMoreInfo\x12\x0e\n\x06\x66ields\x18\x01 \x03(\t\x12\x10\n\x08question\x18\x02 \x01(\t\":\n\x13RespondWithSolution\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x12\n\narticle_id\x18\x02 \x01(\t\"*\n\x14SuggestKnowledgeBase\x12\x12\n\narticle_id\x18\x01 \x01(\t\"O\n\x10\x41ssignDepartment\x12-\n\ndepartment\x18\x01 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x0c\n\x04note\x18\x02 \x01(\t\"!\n\x0f\x45scalateToHuman\x12\x0e\n\x06reason\x18\x01 \x01(\t\"!\n\x0fRequestCallback\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x1f\n\x0cMarkResolved\x12\x0f\n\x07summary\x18\x01 \x01(\t\"+\n\rInvalidAction\x12\x0b\n\x03raw\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"\xb5\x04\n\x06\x41\x63tion\x12\x36\n\x0e\x63lassify_issue\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ClassifyIssueH\x00\x12:\n\x11\x61sk_for_more_info\x18\x02 \x01(\x0b\x32\x1d.supportenv.v1.AskForMoreInfoH\x00\x12\x43\n\x15respond_with_solution\x18\x03 \x01(\x0b\x32\".supportenv.v1.RespondWithSolutionH\x00\x12\x45\n\x16suggest_knowledge_base\x18\x04 \x01(\x0b\x32#.supportenv.v1.SuggestKnowledgeBaseH\x00\x12<\n\x11\x61ssign_department\x18\x05 \x01(\x0b\x32\x1f.supportenv.v1.AssignDepartmentH\x00\x12;\n\x11\x65scalate_to_human\x18\x06 \x01(\x0b\x32\x1e.supportenv.v1.EscalateToHumanH\x00\x12:\n\x10request_callback\x18\x07 \x01(\x0b\x32\x1e.supportenv.v1.RequestCallbackH\x00\x12\x34\n\rmark_resolved\x18\x08 \x01(\x0b\x32\x1b.supportenv.v1.MarkResolvedH\x00\x12\x36\n\x0einvalid_action\x18\t \x01(\x0b\x32\x1c.supportenv.v1.InvalidActionH\x00\x42\x06\n\x04kind\"W\n\x10\x43onversationTurn\x12\'\n\x07speaker\x18\x01 \x01(\x0e\x32\x16.supportenv.v1.Speaker\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x05\"F\n\x12KnowledgeBaseMatch\x12\x12\n\narticle_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\"#\n\x04\x46\x61\x63t\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xbe\x06\n\x0bObservation\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x18\n\x10\x63ustomer_message\x18\x03 \x01(\t\x12\x30\n\x07history\x18\x04 \x03(\x0b\x32\x1f.supportenv.v1.ConversationTurn\x12\x36\n\x0fsentiment_label\x18\x05 \x01(\x0e\x32\x1d.supportenv.v1.SentimentLabel\x12\x17\n\x0fsentiment_score\x18\x06 \x01(\x01\x12\x32\n\rcustomer_tier\x18\x07 \x01(\x0e\x32\x1b.supportenv.v1.CustomerTier\x12\x1c\n\x14\x63ustomer_tenure_days\x18\x08 \x01(\x05\x12\x1e\n\x16\x63ustomer_total_revenue\x18\t \x01(\x01\x12.\n\x08\x63\x61tegory\x18\n \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x0b \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x35\n\nkb_matches\x18\x0c \x03(\x0b\x32!.supportenv.v1.KnowledgeBaseMatch\x12+\n\x0erevealed_facts\x18\r \x03(\x0b\x32\x13.supportenv.v1.Fact\x12\x1a\n\x12requestable_fields\x18\x0e \x03(\t\x12\x0e\n\x06policy\x18\x0f \x03(\t\x12\x19\n\x11task_instructions\x18\x10 \x01(\t\x12\x0c\n\x04step\x18\x11 \x01(\x05\x12\x11\n\tmax_steps\x18\x12 \x01(\x05\x12\x12\n\nsteps_left\x18\x13 \x01(\x05\x12\x13\n\x0b\x63ost_so_far\x18\x14 \x01(\x01\x12\x11\n\tescalated\x18\x15 \x01(\x08\x12\x36\n\x13\x61ssigned_department\x18\x16 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x1a\n\x12\x63\x61llback_scheduled\x18\x17 \x01(\x08\x12\x1c\n\x14last_action_feedback\x18\x18 \x01(\t\x12\x13\n\x0bissue_types\x18\x19 \x03(\t\x12\x12\n\nissue_type\x18\x1a \x01(\t\".\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\"\xd9\x01\n\x08TaskInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\ndifficulty\x18\x03 \x01(\x0e\x32\x19.supportenv.v1.Difficulty\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\x05\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\x0e\n\x06weight\x18\x07 \x01(\x01\x12\x19\n\x11grader_components\x18\x08 \x03(\t\x12\x14\n\x0cinstructions\x18\t \x01(\t\"\x8c\x01\n\nTrajectory\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12&\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x12\n\nepisode_id\x18\x05 \x01(\t*\xd9\x01\n\rIssueCategory\x12\x1e\n\x1aISSUE_CATEGORY_UNSPECIFIED\x10\x00\x12\x1a\n\x16ISSUE_CATEGORY_BILLING\x10\x01\x12\x1b\n\x17ISSUE_CATEGORY_DELIVERY\x10\x02\x12\x19\n\x15ISSUE_CATEGORY_REFUND\x10\x03\x12\x1a\n\x16ISSUE_CATEGORY_ACCOUNT\x10\x04\x12\x1c\n\x18ISSUE_CATEGORY_TECHNICAL\x10\x05\x12\x1a\n\x16ISSUE_CATEGORY_GENERAL\x10\x06*s\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n\x0cPRIORITY_LOW\x10\x01\x12\x13\n\x0fPRIORITY_MEDIUM\x10\x02\x12\x11\n\rPRIORITY_HIGH\x10\x03\x12\x13\n\x0fPRIORITY_URGENT\x10\x04*\x81\x01\n\x0c\x43ustomerTier\x12\x1d\n\x19\x43USTOMER_TIER_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43USTOMER_TIER_REGULAR\x10\x01\x12\x19\n\x15\x43USTOMER_TIER_PREMIUM\x10\x02\x12\x1c\n\x18\x43USTOMER_TIER_ENTERPRISE\x10\x03*\xa8\x01\n\x0eSentimentLabel\x12\x1f\n\x1bSENTIMENT_LABEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SENTIMENT_LABEL_ANGRY\x10\x01\x12\x1e\n\x1aSENTIMENT_LABEL_FRUSTRATED\x10\x02\x12\x1b\n\x17SENTIMENT_LABEL_NEUTRAL\x10\x03\x12\x1d\n\x19SENTIMENT_LABEL_SATISFIED\x10\x04*\xc9\x01\n\nDepartment\x12\x1a\n\x16\x44\x45PARTMENT_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45PARTMENT_BILLING\x10\x01\x12\x18\n\x14\x44\x45PARTMENT_LOGISTICS\x10\x02\x12\x18\n\x14\x44\x45PARTMENT_TECHNICAL\x10\x03\x12\x17\n\x13\x44\x45PARTMENT_ACCOUNTS\x10\x04\x12\x17\n\x13\x44\x45PARTMENT_SECURITY\x10\x05\x12!\n\x1d\x44\x45PARTMENT_ENTERPRISE_SUCCESS\x10\x06*U\n\x05Split\x12\x15\n\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSPLIT_TRAIN\x10\x01\x12\x14\n\x10SPLIT_VALIDATION\x10\x02\x12\x0e\n\nSPLIT_TEST\x10\x03*i\n\nDifficulty\x12\x1a\n\x16\x44IFFICULTY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44IFFICULTY_EASY\x10\x01\x12\x15\n\x11\x44IFFICULTY_MEDIUM\x10\x02\x12\x13\n\x0f\x44IFFICULTY_HARD\x10\x03*_\n\x07Speaker\x12\x17\n\x13SPEAKER_UNSPECIFIED\x10\x00\x12\x14\n\x10SPEAKER_CUSTOMER\x10\x01\x12\x11\n\rSPEAKER_AGENT\x10\x02\x12\x12\n\x0eSPEAKER_SYSTEM\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'supportenv.v1.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ISSUECATEGORY']._serialized_start=2467
-  _globals['_ISSUECATEGORY']._serialized_end=2684
-  _globals['_PRIORITY']._serialized_start=2686
-  _globals['_PRIORITY']._serialized_end=2801
-  _globals['_CUSTOMERTIER']._serialized_start=2804
-  _globals['_CUSTOMERTIER']._serialized_end=2933
-  _globals['_SENTIMENTLABEL']._serialized_start=2936
-  _globals['_SENTIMENTLABEL']._serialized_end=3104
-  _globals['_DEPARTMENT']._serialized_start=3107
-  _globals['_DEPARTMENT']._serialized_end=3308
-  _globals['_SPLIT']._serialized_start=3310
-  _globals['_SPLIT']._serialized_end=3395
-  _globals['_DIFFICULTY']._serialized_start=3397
-  _globals['_DIFFICULTY']._serialized_end=3502
-  _globals['_SPEAKER']._serialized_start=3504
-  _globals['_SPEAKER']._serialized_end=3599
+  _globals['_ISSUECATEGORY']._serialized_start=2568
+  _globals['_ISSUECATEGORY']._serialized_end=2785
+  _globals['_PRIORITY']._serialized_start=2787
+  _globals['_PRIORITY']._serialized_end=2902
+  _globals['_CUSTOMERTIER']._serialized_start=2905
+  _globals['_CUSTOMERTIER']._serialized_end=3034
+  _globals['_SENTIMENTLABEL']._serialized_start=3037
+  _globals['_SENTIMENTLABEL']._serialized_end=3205
+  _globals['_DEPARTMENT']._serialized_start=3208
+  _globals['_DEPARTMENT']._serialized_end=3409
+  _globals['_SPLIT']._serialized_start=3411
+  _globals['_SPLIT']._serialized_end=3496
+  _globals['_DIFFICULTY']._serialized_start=3498
+  _globals['_DIFFICULTY']._serialized_end=3603
+  _globals['_SPEAKER']._serialized_start=3605
+  _globals['_SPEAKER']._serialized_end=3700
   _globals['_CLASSIFYISSUE']._serialized_start=44
   _globals['_CLASSIFYISSUE']._serialized_end=170
   _globals['_ASKFORMOREINFO']._serialized_start=172
@@ -63,20 +63,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REQUESTCALLBACK']._serialized_end=477
   _globals['_MARKRESOLVED']._serialized_start=479
   _globals['_MARKRESOLVED']._serialized_end=510
-  _globals['_ACTION']._serialized_start=513
-  _globals['_ACTION']._serialized_end=1022
-  _globals['_CONVERSATIONTURN']._serialized_start=1024
-  _globals['_CONVERSATIONTURN']._serialized_end=1111
-  _globals['_KNOWLEDGEBASEMATCH']._serialized_start=1113
-  _globals['_KNOWLEDGEBASEMATCH']._serialized_end=1183
-  _globals['_FACT']._serialized_start=1185
-  _globals['_FACT']._serialized_end=1220
-  _globals['_OBSERVATION']._serialized_start=1223
-  _globals['_OBSERVATION']._serialized_end=2053
-  _globals['_REWARDCOMPONENT']._serialized_start=2055
-  _globals['_REWARDCOMPONENT']._serialized_end=2101
-  _globals['_TASKINFO']._serialized_start=2104
-  _globals['_TASKINFO']._serialized_end=2321
-  _globals['_TRAJECTORY']._serialized_start=2324
-  _globals['_TRAJECTORY']._serialized_end=2464
+  _globals['_INVALIDACTION']._serialized_start=512
+  _globals['_INVALIDACTION']._serialized_end=555
+  _globals['_ACTION']._serialized_start=558
+  _globals['_ACTION']._serialized_end=1123
+  _globals['_CONVERSATIONTURN']._serialized_start=1125
+  _globals['_CONVERSATIONTURN']._serialized_end=1212
+  _globals['_KNOWLEDGEBASEMATCH']._serialized_start=1214
+  _globals['_KNOWLEDGEBASEMATCH']._serialized_end=1284
+  _globals['_FACT']._serialized_start=1286
+  _globals['_FACT']._serialized_end=1321
+  _globals['_OBSERVATION']._serialized_start=1324
+  _globals['_OBSERVATION']._serialized_end=2154
+  _globals['_REWARDCOMPONENT']._serialized_start=2156
+  _globals['_REWARDCOMPONENT']._serialized_end=2202
+  _globals['_TASKINFO']._serialized_start=2205
+  _globals['_TASKINFO']._serialized_end=2422
+  _globals['_TRAJECTORY']._serialized_start=2425
+  _globals['_TRAJECTORY']._serialized_end=2565
 # @@protoc_insertion_point(module_scope)

@@ -169,8 +169,16 @@ class MarkResolved(_message.Message):
     summary: str
     def __init__(self, summary: _Optional[str] = ...) -> None: ...
 
+class InvalidAction(_message.Message):
+    __slots__ = ("raw", "error")
+    RAW_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    raw: str
+    error: str
+    def __init__(self, raw: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
 class Action(_message.Message):
-    __slots__ = ("classify_issue", "ask_for_more_info", "respond_with_solution", "suggest_knowledge_base", "assign_department", "escalate_to_human", "request_callback", "mark_resolved")
+    __slots__ = ("classify_issue", "ask_for_more_info", "respond_with_solution", "suggest_knowledge_base", "assign_department", "escalate_to_human", "request_callback", "mark_resolved", "invalid_action")
     CLASSIFY_ISSUE_FIELD_NUMBER: _ClassVar[int]
     ASK_FOR_MORE_INFO_FIELD_NUMBER: _ClassVar[int]
     RESPOND_WITH_SOLUTION_FIELD_NUMBER: _ClassVar[int]
@@ -179,6 +187,7 @@ class Action(_message.Message):
     ESCALATE_TO_HUMAN_FIELD_NUMBER: _ClassVar[int]
     REQUEST_CALLBACK_FIELD_NUMBER: _ClassVar[int]
     MARK_RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    INVALID_ACTION_FIELD_NUMBER: _ClassVar[int]
     classify_issue: ClassifyIssue
     ask_for_more_info: AskForMoreInfo
     respond_with_solution: RespondWithSolution
@@ -187,7 +196,8 @@ class Action(_message.Message):
     escalate_to_human: EscalateToHuman
     request_callback: RequestCallback
     mark_resolved: MarkResolved
-    def __init__(self, classify_issue: _Optional[_Union[ClassifyIssue, _Mapping]] = ..., ask_for_more_info: _Optional[_Union[AskForMoreInfo, _Mapping]] = ..., respond_with_solution: _Optional[_Union[RespondWithSolution, _Mapping]] = ..., suggest_knowledge_base: _Optional[_Union[SuggestKnowledgeBase, _Mapping]] = ..., assign_department: _Optional[_Union[AssignDepartment, _Mapping]] = ..., escalate_to_human: _Optional[_Union[EscalateToHuman, _Mapping]] = ..., request_callback: _Optional[_Union[RequestCallback, _Mapping]] = ..., mark_resolved: _Optional[_Union[MarkResolved, _Mapping]] = ...) -> None: ...
+    invalid_action: InvalidAction
+    def __init__(self, classify_issue: _Optional[_Union[ClassifyIssue, _Mapping]] = ..., ask_for_more_info: _Optional[_Union[AskForMoreInfo, _Mapping]] = ..., respond_with_solution: _Optional[_Union[RespondWithSolution, _Mapping]] = ..., suggest_knowledge_base: _Optional[_Union[SuggestKnowledgeBase, _Mapping]] = ..., assign_department: _Optional[_Union[AssignDepartment, _Mapping]] = ..., escalate_to_human: _Optional[_Union[EscalateToHuman, _Mapping]] = ..., request_callback: _Optional[_Union[RequestCallback, _Mapping]] = ..., mark_resolved: _Optional[_Union[MarkResolved, _Mapping]] = ..., invalid_action: _Optional[_Union[InvalidAction, _Mapping]] = ...) -> None: ...
 
 class ConversationTurn(_message.Message):
     __slots__ = ("speaker", "text", "step")
