@@ -16,7 +16,7 @@ help:
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks in benchmarks/, printed as figures"
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
