@@ -7,8 +7,11 @@ more of them, or repeating one phrase over and over, is stuffing and earns nothi
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from supportenv.catalog import ISSUE_TYPES, IssueType
 
@@ -48,34 +51,45 @@ class TextJudgement:
         return bool(self.solves)
 
 
+_RUDE_RE = re.compile("|".join(map(re.escape, RUDE_PHRASES)))
+_POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
+# Every solution phrase and the issue it belongs to; one regex finds them all in one pass
+# (longest first, so a phrase never hides inside a shorter one's match).
+_PHRASE_OWNER = {p: issue.issue_id for issue in ISSUE_TYPES for p in issue.solution_phrases}
+_PHRASE_RE = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_OWNER, key=len, reverse=True)))
+
+
 def is_rude(text: str) -> bool:
-    lower = text.lower()
-    return any(p in lower for p in RUDE_PHRASES)
+    return _RUDE_RE.search(text.lower()) is not None
 
 
 def is_polite(text: str) -> bool:
-    lower = text.lower()
-    return any(p in lower for p in POLITE_PHRASES)
+    return _POLITE_RE.search(text.lower()) is not None
 
 
-def _names(lower: str, issue: IssueType) -> bool:
-    return any(p in lower for p in issue.solution_phrases)
+@lru_cache(maxsize=4096)
+def _phrase_counts(lower: str) -> dict[str, int]:
+    """How often each solution phrase occurs; cached since the grader's expert and the
+    transition judge the same text."""
+    return dict(Counter(m.group() for m in _PHRASE_RE.finditer(lower)))
 
 
 def judge_response(
     text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
 ) -> TextJudgement:
     lower = text.lower()
+    counts = _phrase_counts(lower)
+    named = {_PHRASE_OWNER[p] for p in counts}
     own = {i.issue_id for i in intents}
-    wrong = sum(1 for other in ISSUE_TYPES if other.issue_id not in own and _names(lower, other))
+    wrong = len(named - own)
     if article_id and article_id not in {i.article_id for i in intents}:
         wrong += 1
-    repeated = max((lower.count(p) for i in intents for p in i.solution_phrases), default=0)
+    repeated = max((n for p, n in counts.items() if _PHRASE_OWNER[p] in own), default=0)
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
-    solves = () if stuffed else tuple(i.issue_id for i in intents if _names(lower, i) or article_id == i.article_id)
+    solves = () if stuffed else tuple(i.issue_id for i in intents if i.issue_id in named or article_id == i.article_id)
     return TextJudgement(
-        rude=is_rude(lower),
-        polite=is_polite(lower),
+        rude=_RUDE_RE.search(lower) is not None,
+        polite=_POLITE_RE.search(lower) is not None,
         solves=solves,
         wrong_solutions=wrong,
         stuffed=stuffed,

@@ -196,16 +196,21 @@ def needs_escalation(issue: IssueType, tier: str, facts: dict[str, str], policy:
     return False
 
 
+# keyword -> indexes of the articles that list it, so retrieval touches only words present.
+_KEYWORD_INDEX: dict[str, list[int]] = {}
+for _index, _article in enumerate(ARTICLES):
+    for _keyword in _article.keywords:
+        _KEYWORD_INDEX.setdefault(_keyword, []).append(_index)
+
+
 def kb_matches(message: str, limit: int = 3) -> tuple[tuple[str, float], ...]:
     """Score every article by keyword overlap with the message; best first."""
-    words = set(tokenize(message))
-    scored = []
-    for index, article in enumerate(ARTICLES):
-        hits = sum(1 for k in article.keywords if k in words)
-        if hits:
-            scored.append((-hits / len(article.keywords), index, article.article_id))
-    scored.sort()
-    return tuple((article_id, round(-score, 3)) for score, _, article_id in scored[:limit])
+    hits: dict[int, int] = {}
+    for word in set(tokenize(message)):
+        for index in _KEYWORD_INDEX.get(word, ()):
+            hits[index] = hits.get(index, 0) + 1
+    scored = sorted((-n / len(ARTICLES[i].keywords), i) for i, n in hits.items())
+    return tuple((ARTICLES[i].article_id, round(-score, 3)) for score, i in scored[:limit])
 
 
 def _typo(text: str, rng: random.Random) -> str:
