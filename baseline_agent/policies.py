@@ -5,6 +5,7 @@ policy runs in-process or against the gRPC services.
   tier, facts given, policy text and the public knowledge base).
 - `random`: seeded uniform choice over well-formed actions; the floor to beat.
 - `oracle`: reads the hidden scenario and follows the expert; proves full marks are reachable.
+- `llm`: a language model behind an OpenAI-compatible endpoint (`llm_policy.py`).
 - exploits that a sound grader must not reward: `noop` (closes at once), `escalate_all`,
   `spam` (repeats one action), `classify_only` and `keyword_stuffer` (answers with every
   solution phrase it knows).
@@ -16,6 +17,7 @@ import random
 import re
 from typing import ClassVar, Protocol
 
+from baseline_agent.llm_policy import LLMPolicy
 from supportenv import expert
 from supportenv.actions import ACTION_KINDS, Action
 from supportenv.catalog import (
@@ -279,7 +281,7 @@ class KeywordStufferPolicy(_Base):
         return Action("mark_resolved", text="Resolved.")
 
 
-POLICIES: dict[str, type[_Base]] = {
+POLICIES: dict[str, type[Policy]] = {
     p.name: p
     for p in (
         RulePolicy,
@@ -290,9 +292,12 @@ POLICIES: dict[str, type[_Base]] = {
         SpamPolicy,
         ClassifyOnlyPolicy,
         KeywordStufferPolicy,
+        LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
 EXPLOITS = ("noop", "escalate_all", "spam", "classify_only", "keyword_stuffer")
+# Policies that call an external service; offline suites and scoreboards leave them out.
+EXTERNAL = ("llm",)
 
 
 def make_policy(name: str) -> Policy:

@@ -144,7 +144,7 @@ class Runner:
                 record.terminated, record.truncated = result.terminated, result.truncated
                 self._log(
                     f"[STEP] step={record.steps} action={action.label()} reward={result.reward:.2f} "
-                    f"done={_fmt_bool(done)} error=null"
+                    f"done={_fmt_bool(done)} error={_one_line(action.error) if action.error else 'null'}"
                 )
             trajectory = pb.Trajectory(task_id=task_id, split=self.split_pb, seed=seed, actions=actions)
             grade = with_retries(
@@ -154,6 +154,8 @@ class Runner:
             record.components = {c.name: c.score for c in grade.components}
         except grpc.RpcError as exc:
             record.error = f"{exc.code().name}: {exc.details()}"
+        except Exception as exc:  # e.g. the policy's model API failed: the episode fails, the run goes on
+            record.error = _one_line(f"{type(exc).__name__}: {exc}")
         finally:
             rewards = ",".join(f"{r:.2f}" for r in record.rewards)
             self._log(

@@ -1,0 +1,348 @@
+"""Language-model agents' side of the environment: the prompt and the parser.
+
+- `render_prompt(obs)` turns an Observation into chat messages: a system message with
+  the task, the eight actions, their JSON parameters and allowed values, the public
+  knowledge base, the policy rules and the output format; and a user message with
+  what the agent sees now. Only the observation and the public catalog go in, so
+  no hidden fact can leak into a prompt.
+- `parse_action(text)` reads a model's reply: a JSON object such as
+  {"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}
+  (bare, inside ```json fences or surrounded by prose), or a tool call written as JSON
+  ({"name": "classify_issue", "arguments": {...}}, the arguments possibly a JSON string).
+- `action_tools()` gives OpenAI-style function schemas for tool-calling models, and
+  `parse_tool_call(name, arguments)` reads one tool call.
+
+The parsers never raise: anything that does not parse or validate becomes
+`invalid(raw_text, error)`, which the environment applies as a penalised step and whose
+error the agent reads in the next observation's `last_action_feedback`.
+
+Pure: no network, no clock, no randomness.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from supportenv.actions import ACTION_KINDS, Action, invalid, parse
+from supportenv.catalog import (
+    ACTION_COSTS,
+    ARTICLES,
+    CATEGORIES,
+    DEPARTMENTS,
+    ISSUE_TYPES,
+    PRIORITIES,
+    REQUESTABLE_FIELDS,
+)
+from supportenv.episode import Observation
+from supportenv.errors import InvalidActionError
+
+ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
+EXAMPLE_REPLY = '{"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}'
+# Keys naming the action in a reply, in order of preference.
+_KIND_KEYS = ("action", "action_type", "kind", "name")
+# Keys that carry an action's parameters as one nested object.
+_PARAM_KEYS = ("arguments", "parameters", "params", "args")
+_ENUM_KEYS = ("category", "priority", "issue_type", "department")
+_FENCE_RE = re.compile(r"```[a-zA-Z]*[ \t]*\n?(.*?)```", re.S)
+_THINK_RE = re.compile(r"<think>.*?</think>", re.S | re.I)
+_MAX_SCAN = 200  # '{' positions tried when looking for JSON inside prose
+
+# kind -> (what it does, {parameter: JSON schema}, required parameters)
+_STRING = {"type": "string"}
+ACTION_SPECS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] = {
+    "classify_issue": (
+        "Set the ticket's category, issue type and priority. Do it once, before answering.",
+        {
+            "category": {"type": "string", "enum": list(CATEGORIES)},
+            "priority": {"type": "string", "enum": list(PRIORITIES)},
+            "issue_type": {"type": "string", "enum": [i.issue_id for i in ISSUE_TYPES]},
+        },
+        ("category", "priority", "issue_type"),
+    ),
+    "ask_for_more_info": (
+        "Ask the customer for facts you need, by field name, with an optional question.",
+        {
+            "fields": {"type": "array", "items": {"type": "string", "enum": list(REQUESTABLE_FIELDS)}},
+            "question": _STRING,
+        },
+        ("fields",),
+    ),
+    "respond_with_solution": (
+        "Answer the customer with the solution, naming the knowledge-base article it comes from.",
+        {"message": _STRING, "article_id": {"type": "string", "enum": list(ARTICLE_IDS)}},
+        ("message",),
+    ),
+    "suggest_knowledge_base": (
+        "Send the customer a knowledge-base article.",
+        {"article_id": {"type": "string", "enum": list(ARTICLE_IDS)}},
+        ("article_id",),
+    ),
+    "assign_department": (
+        "Route the ticket to a department.",
+        {"department": {"type": "string", "enum": list(DEPARTMENTS)}, "note": _STRING},
+        ("department",),
+    ),
+    "escalate_to_human": ("Hand the ticket to a human specialist.", {"reason": _STRING}, ()),
+    "request_callback": ("Schedule a phone callback for the customer.", {"reason": _STRING}, ()),
+    "mark_resolved": ("Close the ticket. This ends the episode.", {"summary": _STRING}, ()),
+}
+assert tuple(ACTION_SPECS) == ACTION_KINDS
+
+
+class _ReplyError(Exception):
+    """The reply could not be read as an action; the message says why."""
+
+
+# ---- prompt ----
+
+
+def _example(kind: str) -> str:
+    _, params, _ = ACTION_SPECS[kind]
+    example: dict[str, Any] = {"action": kind}
+    for name, schema in params.items():
+        if schema.get("type") == "array":
+            example[name] = ["<field>", "..."]
+        elif "enum" in schema:
+            example[name] = f"<{name}>"
+        else:
+            example[name] = "<text>"
+    return json.dumps(example)
+
+
+def system_prompt(obs: Observation) -> str:
+    actions = []
+    for kind, (what, _, required) in ACTION_SPECS.items():
+        cost = ACTION_COSTS.get(kind, 0.0)
+        needs = f"required: {', '.join(required)}" if required else "all parameters optional"
+        actions.append(f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {_example(kind)}")
+    issues = [f"  - {i.issue_id} ({i.category}, base severity {i.severity}): {i.title}" for i in ISSUE_TYPES]
+    articles = [f"- {a.article_id} {a.title}: {'; '.join(a.steps)}." for a in ARTICLES]
+    policy = [f"- {rule}" for rule in obs.policy]
+    sections = [
+        "You are a customer-support agent working one ticket, one action per turn. Each action is "
+        "rewarded or penalised; the finished conversation is graded.",
+        f"Task: {obs.task_instructions}",
+        "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
+        "priority of its most severe issue, and handle every issue (answer what you can solve, route and "
+        "escalate what policy requires). Facts come only from the customer: ask for them by field name.",
+        "Actions (reply with exactly one):\n" + "\n".join(actions),
+        "Allowed values:\n"
+        f"- category: {', '.join(CATEGORIES)}\n"
+        f"- priority: {', '.join(PRIORITIES)}\n"
+        f"- department: {', '.join(DEPARTMENTS)}\n"
+        f"- fields (facts you can ask for): {', '.join(REQUESTABLE_FIELDS)}\n"
+        "- issue_type (with its category and base severity):\n" + "\n".join(issues),
+        "Knowledge base (article_id, title: steps):\n" + "\n".join(articles),
+        "Policy rules:\n" + "\n".join(policy),
+        "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
+        'Its "action" key names the action; the other keys are that action\'s parameters. Example:\n' + EXAMPLE_REPLY,
+    ]
+    return "\n\n".join(sections)
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def user_prompt(obs: Observation) -> str:
+    history = [f"[step {n}] {speaker}: {text}" for speaker, text, n in obs.history]
+    facts = [f"- {name}: {value}" for name, value in obs.revealed_facts]
+    matches = [f"- {article_id} ({title}): score {score:.2f}" for article_id, title, score in obs.kb_matches]
+    triage = ", ".join(
+        f"{name} {value or 'not set'}"
+        for name, value in (("category", obs.category), ("issue type", obs.issue_type), ("priority", obs.priority))
+    )
+    lines = [
+        f"Ticket {obs.ticket_id} (task {obs.task_id}). Step {obs.step} of {obs.max_steps}; "
+        f"{obs.steps_left} steps left; cost so far ${obs.cost_so_far:.2f}.",
+        f"Customer: tier {obs.customer_tier}, tenure {obs.customer_tenure_days} days, "
+        f"total revenue ${obs.customer_total_revenue:,.2f}, sentiment {obs.sentiment_label} "
+        f"({obs.sentiment_score:+.2f}).",
+        f"Triage so far: {triage}. Department: {obs.assigned_department or 'none'}. "
+        f"Escalated: {_yes_no(obs.escalated)}. Callback scheduled: {_yes_no(obs.callback_scheduled)}.",
+        "",
+        "Latest customer message:",
+        obs.customer_message,
+        "",
+        "Conversation so far:",
+        *(history or ["(none)"]),
+        "",
+        "Facts the customer has given:",
+        *(facts or ["(none yet)"]),
+        "",
+        "Knowledge-base matches for this ticket (by keyword score; they can be misleading):",
+        *(matches or ["(none)"]),
+        "",
+        f"Feedback on your last action: {obs.last_action_feedback or '(none)'}",
+        "",
+        "Choose the next action. Reply with one JSON object only.",
+    ]
+    return "\n".join(lines)
+
+
+def render_prompt(obs: Observation) -> list[dict[str, str]]:
+    """Chat messages for one decision: the rules (system) and the current observation (user)."""
+    return [{"role": "system", "content": system_prompt(obs)}, {"role": "user", "content": user_prompt(obs)}]
+
+
+# ---- tools ----
+
+
+def action_tools() -> list[dict[str, Any]]:
+    """OpenAI tool (function) schemas, one per action, for tool-calling models."""
+    tools = []
+    for kind, (what, params, required) in ACTION_SPECS.items():
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": kind,
+                    "description": what,
+                    "parameters": {
+                        "type": "object",
+                        "properties": {name: dict(schema) for name, schema in params.items()},
+                        "required": list(required),
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
+    return tools
+
+
+# ---- parsing ----
+
+
+def _decode_arguments(arguments: Any) -> dict[str, Any]:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise _ReplyError(f"the tool call's arguments are not valid JSON: {exc}") from None
+    if not isinstance(arguments, Mapping):
+        raise _ReplyError(f"the action's arguments must be a JSON object, got {type(arguments).__name__}")
+    return dict(arguments)
+
+
+def _normalise(params: dict[str, Any]) -> dict[str, Any]:
+    """Forgive harmless variations: enum case and spacing, fields given as one string."""
+    out = dict(params)
+    for key in _ENUM_KEYS:
+        if isinstance(out.get(key), str):
+            out[key] = out[key].strip().lower().replace(" ", "_")
+    if isinstance(out.get("article_id"), str):
+        out["article_id"] = out["article_id"].strip().upper()
+    fields = out.get("fields")
+    if isinstance(fields, str):
+        fields = [f for f in re.split(r"[,\s]+", fields) if f]
+    if isinstance(fields, list | tuple):
+        out["fields"] = [f.strip().lower() if isinstance(f, str) else f for f in fields]
+    for key, value in out.items():
+        if value is None:
+            out[key] = ""
+    return out
+
+
+def _to_action(kind: Any, params: dict[str, Any]) -> Action:
+    if not isinstance(kind, str) or not kind.strip():
+        raise _ReplyError(f"the action name must be a non-empty string, got {json.dumps(kind)}")
+    data = {k: v for k, v in _normalise(params).items() if k not in (*_KIND_KEYS, *_PARAM_KEYS)}
+    if not isinstance(data.get("fields", []), list | tuple):
+        raise _ReplyError("fields must be a list of field names")
+    data["action_type"] = kind.strip().lower()
+    return parse(data)
+
+
+def _from_object(obj: Any) -> Action:
+    """An action from a decoded JSON value in any of the accepted shapes."""
+    if isinstance(obj, list):
+        if len(obj) != 1:
+            raise _ReplyError(f"expected one action, got a list of {len(obj)}")
+        obj = obj[0]
+    if not isinstance(obj, Mapping):
+        raise _ReplyError(f"expected a JSON object, got {type(obj).__name__}")
+    if isinstance(obj.get("tool_calls"), list) and obj["tool_calls"]:
+        return _from_object(obj["tool_calls"][0])
+    if isinstance(obj.get("function"), Mapping):  # {"type": "function", "function": {"name", "arguments"}}
+        obj = obj["function"]
+    key = next((k for k in _KIND_KEYS if k in obj), None)
+    if key is None:
+        raise _ReplyError(
+            f'the JSON object has no "action" key (it has {", ".join(map(str, obj)) or "no keys"}); '
+            f"expected e.g. {EXAMPLE_REPLY}"
+        )
+    if isinstance(obj[key], Mapping):  # {"action": {"name": ..., "arguments": ...}}
+        return _from_object(obj[key])
+    params = {k: v for k, v in obj.items() if k != key}
+    for nested in _PARAM_KEYS:
+        if nested in params:
+            params.update(_decode_arguments(params.pop(nested)))
+    return _to_action(obj[key], params)
+
+
+def _looks_like_action(value: Any) -> bool:
+    return isinstance(value, Mapping) and any(k in value for k in (*_KIND_KEYS, "function", "tool_calls"))
+
+
+def _find_json(text: str) -> Any:
+    """The JSON value a reply means: the whole text, a fenced block, or the first
+    action-like object embedded in prose."""
+    text = _THINK_RE.sub(" ", text).strip()
+    if not text:
+        raise _ReplyError(f"the reply is empty; expected one JSON object such as {EXAMPLE_REPLY}")
+    candidates = [text, *(m.group(1).strip() for m in _FENCE_RE.finditer(text))]
+    first_error = ""
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError as exc:
+            first_error = first_error or str(exc)
+    decoder = json.JSONDecoder()
+    found = []
+    for n, match in enumerate(re.finditer(r"[{\[]", text)):
+        if n >= _MAX_SCAN:
+            break
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError:
+            continue
+        if _looks_like_action(value):
+            return value
+        found.append(value)
+    if any(isinstance(v, Mapping) for v in found):
+        return next(v for v in found if isinstance(v, Mapping))
+    if "{" in text:
+        raise _ReplyError(f"the reply's JSON is malformed ({first_error}); expected e.g. {EXAMPLE_REPLY}")
+    raise _ReplyError(f"the reply contains no JSON object; expected e.g. {EXAMPLE_REPLY}")
+
+
+def parse_action(text: str) -> Action:
+    """Read a model's reply as an Action. Never raises: anything unusable becomes an
+    invalid action carrying the raw text and a clear error."""
+    raw = text if isinstance(text, str) else repr(text)
+    try:
+        return _from_object(_find_json(raw))
+    except (_ReplyError, InvalidActionError) as exc:
+        return invalid(raw, str(exc))
+    except Exception as exc:  # a parser must not crash an episode
+        return invalid(raw, f"could not read the reply: {type(exc).__name__}: {exc}")
+
+
+def parse_tool_call(name: str, arguments: str | Mapping[str, Any] | None) -> Action:
+    """Read one tool call (function name and its arguments, a JSON string or a mapping).
+    Never raises, like parse_action."""
+    try:
+        raw = json.dumps({"name": name, "arguments": arguments}, default=str)
+    except Exception:
+        raw = repr((name, arguments))
+    try:
+        return _to_action(name, _decode_arguments(arguments))
+    except (_ReplyError, InvalidActionError) as exc:
+        return invalid(raw, str(exc))
+    except Exception as exc:
+        return invalid(raw, f"could not read the tool call: {type(exc).__name__}: {exc}")
