@@ -33,9 +33,17 @@ proto: $(STAMP)
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
-lint: $(STAMP)
+lint: $(STAMP) tools/buf/node_modules/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	sh tools/buf/check.sh lint
+	sh tools/buf/check.sh breaking
+
+# buf (protos/ lint and breaking-change check), pinned in tools/buf/package-lock.json.
+tools/buf/node_modules/.installed: tools/buf/package.json tools/buf/package-lock.json
+	@command -v npm >/dev/null || { echo "make lint needs Node.js and npm (for buf): https://nodejs.org" >&2; exit 1; }
+	cd tools/buf && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,118 @@
+"""The Node.js client (clients/node/play.js) plays and grades every task over real gRPC,
+and its trajectories grade the same in Python: the contract works across languages.
+
+Skipped when node or npm is not on PATH. `npm ci` runs only when clients/node/node_modules
+is missing or was installed from a different package-lock.json."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import json_format
+
+from baseline_agent.embedded import EmbeddedServices
+from supportenv.graders import grade_trajectory
+from supportenv.tasks import TASK_IDS
+from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import types_pb2 as pb
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENT = ROOT / "clients" / "node"
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+# Written into node_modules after a successful `npm ci`: the hash of the lock it installed.
+STAMP = CLIENT / "node_modules" / ".supportenv-lock-sha256"
+NPM_TIMEOUT = 300
+PLAY_TIMEOUT = 120
+
+pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed for the Node.js client")
+
+
+@pytest.fixture(scope="module")
+def node_client() -> Path:
+    """clients/node with its node_modules installed from the committed lock."""
+    wanted = hashlib.sha256((CLIENT / "package-lock.json").read_bytes()).hexdigest()
+    # One `npm ci` at a time per folder, even when several test runs share this tree.
+    lock = Path(tempfile.gettempdir()) / f"supportenv-npm-{hashlib.sha256(bytes(CLIENT)).hexdigest()[:16]}.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if not (STAMP.is_file() and STAMP.read_text().strip() == wanted):
+            done = subprocess.run(
+                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                cwd=CLIENT,
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+            )
+            assert done.returncode == 0, f"npm ci failed in {CLIENT}:\n{done.stdout}\n{done.stderr}"
+            STAMP.write_text(wanted + "\n")
+    return CLIENT / "play.js"
+
+
+@pytest.fixture(scope="module")
+def running():
+    with EmbeddedServices() as services:
+        yield services
+
+
+def _play(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NODE, str(script), *args], cwd=CLIENT, capture_output=True, text=True, timeout=PLAY_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def played(node_client, running) -> list[dict]:
+    done = _play(node_client, "--env", running.env.address, "--grader", running.grader.address, "--seed", "7")
+    assert done.returncode == 0, f"play.js exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def _actions(result: dict) -> list[pb.Action]:
+    """Rebuild the wire Actions from play.js's {kind, params} (enums by name)."""
+    return [json_format.ParseDict({a["kind"]: a["params"]}, pb.Action()) for a in result["actions"]]
+
+
+def test_every_task_played_and_graded(played):
+    assert sorted(r["task_id"] for r in played) == sorted(TASK_IDS)
+    for r in played:
+        assert 0.0 <= r["score"] <= 1.0, r
+        assert isinstance(r["passed"], bool)
+        assert r["steps"] >= 1
+        assert len(r["rewards"]) == len(r["actions"]) == r["steps"]
+        assert r["terminated"] or r["truncated"], r
+        assert (r["split"], r["seed"]) == ("test", 7)
+
+
+def test_node_trajectories_grade_the_same_in_python(played, running):
+    with grpc.insecure_channel(running.grader.address) as channel:
+        grader = grader_pb2_grpc.GraderServiceStub(channel)
+        for r in played:
+            wire = _actions(r)
+            local = grade_trajectory(r["task_id"], r["split"], r["seed"], [convert.action_from_pb(a) for a in wire])
+            assert local.score == r["score"], r["task_id"]
+            assert local.passed == r["passed"]
+            assert list(local.rewards) == r["rewards"]
+            assert local.steps == r["steps"]
+            trajectory = pb.Trajectory(task_id=r["task_id"], split=pb.SPLIT_TEST, seed=r["seed"], actions=wire)
+            remote = grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=30)
+            assert remote.score == r["score"], r["task_id"]
+            assert list(remote.rewards) == r["rewards"]
+
+
+def test_errors_exit_non_zero(node_client, running):
+    with socket.socket() as sock:  # a loopback port with nothing listening once closed
+        sock.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{sock.getsockname()[1]}"
+    done = _play(node_client, "--env", running.env.address, "--grader", dead, "--deadline-ms", "3000")
+    assert done.returncode != 0
+    assert "Grade failed" in done.stderr, done.stderr
+    done = _play(node_client, "--env", running.env.address, "--grader", running.grader.address, "--tasks", "nope")
+    assert done.returncode != 0
+    assert "unknown task" in done.stderr, done.stderr
