@@ -118,7 +118,8 @@ def _require(ok: bool, message: str) -> None:
 def validate(action: Action) -> Action:
     """Raise InvalidActionError with a clear message unless the action is well formed."""
     _require(
-        action.kind in ACTION_KINDS, f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}"
+        action.kind in ACTION_KINDS or action.kind == INVALID_KIND,
+        f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}",
     )
     _require(
         len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}"

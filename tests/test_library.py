@@ -204,3 +204,13 @@ def test_grader_rejects_impossible_trajectories():
         grade_trajectory("issue_classification", "train", 0, [classify("billing")] * 5)
     with pytest.raises(InvalidRequestError, match="after the episode ended"):
         grade_trajectory("issue_classification", "train", 0, [resolve(), resolve()])
+
+
+def test_unparseable_output_is_a_penalised_step_not_an_error():
+    from supportenv.actions import invalid
+
+    scenario, state = new_episode("end_to_end_resolution", "train", 4)
+    result = step(scenario, state, parse(invalid("{not json", "expected a JSON object")))
+    assert dict(result.breakdown) == {"invalid_action": -0.1} and not result.terminated
+    assert "expected a JSON object" in result.observation.last_action_feedback
+    assert grade_trajectory("end_to_end_resolution", "train", 4, [invalid("x", "bad")]).steps == 1
