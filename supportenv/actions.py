@@ -124,6 +124,7 @@ def validate(action: Action) -> Action:
     _require(
         len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}"
     )
+    _require(len(action.error) <= MAX_TEXT_CHARS, f"error is longer than {MAX_TEXT_CHARS} characters")
     if action.kind == "classify_issue":
         _require(action.category in CATEGORIES, f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
         _require(action.priority in ("", *PRIORITIES), f"priority must be one of {', '.join(PRIORITIES)} or empty")
