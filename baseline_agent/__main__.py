@@ -1,7 +1,9 @@
 """python -m baseline_agent --policy rule --split test --episodes 20 [--tasks ...]
-[--env-addr HOST:PORT --grader-addr HOST:PORT] [--json PATH] [--quiet]
+[--env-addr HOST:PORT --grader-addr HOST:PORT] [--json PATH] [--trajectories PATH.jsonl] [--quiet]
 
 Without addresses it starts both services on free loopback ports and stops them at the end.
+On a terminal, a progress bar on stderr counts the episodes (not with --quiet, never in a pipe).
+--trajectories writes one JSON object per episode, replayable by `python -m baseline_agent.rescore`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from pathlib import Path
 
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import POLICIES, make_policy
-from baseline_agent.runner import Runner, render_table, write_json
+from baseline_agent.progress import BarSafeLines, Progress, is_terminal, wants_bar
+from baseline_agent.runner import EpisodeRecord, Runner, TrajectoryWriter, render_table, write_json
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS
 
@@ -48,7 +51,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="grader service HOST:PORT (env SUPPORTENV_GRADER_ADDR)",
     )
     parser.add_argument("--json", type=Path, help="write the summary and every episode's record here")
-    parser.add_argument("--quiet", action="store_true", help="no per-step log lines, only the summary")
+    parser.add_argument(
+        "--trajectories",
+        type=Path,
+        metavar="PATH.jsonl",
+        help="write every episode's trajectory here, one JSON object per line (re-score with baseline_agent.rescore)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no per-step log lines and no progress bar, only the summary"
+    )
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be at least 1")
@@ -69,13 +80,28 @@ def main(argv: list[str] | None = None) -> int:
             print(f"started embedded services: env {env_addr}, grader {grader_addr}", file=sys.stderr)
         policy = make_policy(args.policy)
         trials = args.trials or (4 if policy.stochastic else 1)
-        runner = Runner(env_addr, grader_addr, policy, args.split, quiet=args.quiet)
+        writer = None
+        if args.trajectories:
+            writer = stack.enter_context(TrajectoryWriter(args.trajectories, args.policy, args.split, policy.name))
+        total = len(args.tasks) * args.episodes * trials
+        progress = stack.enter_context(Progress(total, wants_bar(sys.stderr, args.quiet)))
+        # [STEP] lines printed to the same terminal as the bar go around it, never through it.
+        out = BarSafeLines(progress, sys.stdout) if progress.enabled and is_terminal(sys.stdout) else None
+        runner = Runner(env_addr, grader_addr, policy, args.split, out=out, quiet=args.quiet)
         stack.callback(runner.close)
-        summaries, records = runner.run(args.tasks, args.episodes, args.seed_start, trials)
+
+        def on_episode(record: EpisodeRecord) -> None:
+            if writer is not None:
+                writer.write(record)
+            progress.advance(record.task_id)
+
+        summaries, records = runner.run(args.tasks, args.episodes, args.seed_start, trials, on_episode)
     print(render_table(args.policy, args.split, summaries), flush=True)
     if args.json:
         write_json(args.json, args.policy, args.split, summaries, records)
         print(f"wrote {args.json}")
+    if args.trajectories:
+        print(f"wrote {len(records)} trajectories to {args.trajectories}")
     errors = [r for r in records if r.error]
     if errors:
         print(f"{len(errors)} episode(s) failed; first: {errors[0].error}", file=sys.stderr)

@@ -59,6 +59,8 @@ class EpisodeRecord:
     truncated: bool = False
     components: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    # Every action the env accepted, as Action.to_dict(): with task, split and seed, the trajectory.
+    actions: list[dict[str, object]] = field(default_factory=list)
 
 
 @dataclass
@@ -137,6 +139,7 @@ class Runner:
                     )
                     break
                 actions.append(action_pb)
+                record.actions.append(action.to_dict())
                 token, observation = result.state_token, result.observation
                 done = result.terminated or result.truncated
                 record.steps += 1
@@ -165,15 +168,28 @@ class Runner:
         return record
 
     def run(
-        self, task_ids: Sequence[str], episodes: int, seed_start: int = 0, trials: int = 1
+        self,
+        task_ids: Sequence[str],
+        episodes: int,
+        seed_start: int = 0,
+        trials: int = 1,
+        on_episode: Callable[[EpisodeRecord], None] | None = None,
     ) -> tuple[list[TaskSummary], list[EpisodeRecord]]:
+        """Play `episodes` seeds x `trials` of every task; `on_episode` sees each record as it
+        finishes (progress bars, streaming the trajectories to a file)."""
         infos = {t.task_id: t for t in self.tasks()}
         unknown = [t for t in task_ids if t not in infos]
         if unknown:
             raise SystemExit(f"unknown task(s) {', '.join(unknown)}; available: {', '.join(infos)}")
         summaries, records = [], []
         for task_id in task_ids:
-            batch = [self.play(task_id, seed_start + i, trial) for i in range(episodes) for trial in range(trials)]
+            batch = []
+            for i in range(episodes):
+                for trial in range(trials):
+                    record = self.play(task_id, seed_start + i, trial)
+                    batch.append(record)
+                    if on_episode is not None:
+                        on_episode(record)
             records.extend(batch)
             n = max(len(batch), 1)
             summaries.append(
@@ -248,7 +264,53 @@ def write_json(
             for s in summaries
         },
         "weighted_score": weighted_score(summaries),
-        "episodes": [asdict(r) for r in records],
+        # The actions live in the --trajectories JSONL; this summary keeps its shape.
+        "episodes": [{k: v for k, v in asdict(r).items() if k != "actions"} for r in records],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def trajectory_json(record: EpisodeRecord, policy: str, split: str, model: str = "") -> dict[str, object]:
+    """One episode as a replayable trajectory: `python -m baseline_agent.rescore` sends
+    (task_id, split, seed, actions) to the grader and compares its score with `score`.
+    `model` is the policy's log name (the model name for `llm`); `error` is null unless the
+    episode failed, in which case actions, rewards and score are what it got to."""
+    return {
+        "task_id": record.task_id,
+        "split": split,
+        "seed": record.seed,
+        "trial": record.trial,
+        "policy": policy,
+        "model": model or policy,
+        "actions": record.actions,
+        "rewards": record.rewards,
+        "score": record.score,
+        "passed": record.passed,
+        "error": record.error,
+    }
+
+
+class TrajectoryWriter:
+    """Streams one JSON object per episode to a .jsonl file, flushed after every line, so a
+    long run that is interrupted still leaves every finished episode on disk."""
+
+    def __init__(self, path: Path, policy: str, split: str, model: str = "") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.policy, self.split, self.model = path, policy, split, model
+        self.count = 0
+        self._file = path.open("w", encoding="utf-8")
+
+    def write(self, record: EpisodeRecord) -> None:
+        self._file.write(json.dumps(trajectory_json(record, self.policy, self.split, self.model)) + "\n")
+        self._file.flush()
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> TrajectoryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,9 +1,11 @@
 """Every shipped agent on every task, as the README's scoreboard table.
 
-    python -m baseline_agent.scoreboard --split test --episodes 200 [--json PATH]
+    python -m baseline_agent.scoreboard --split test --episodes 200 [--json PATH] [--png PATH.png] [--quiet]
 
 Starts both services once (or uses --env-addr/--grader-addr), plays each policy on the
 same seeds, grades every episode with the grader service and prints a Markdown table.
+On a terminal, a progress bar on stderr counts the episodes (not with --quiet, never in a pipe).
+--png draws the mean score per agent and task as a grouped bar chart (needs matplotlib).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from pathlib import Path
 
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import POLICIES, make_policy
+from baseline_agent.progress import Progress, wants_bar
 from baseline_agent.runner import Runner, TaskSummary, weighted_score
-from supportenv.tasks import TASK_IDS
+from supportenv.tasks import TASK_IDS, get_task
 from supportenv.world import SPLITS
 
 
@@ -33,6 +36,51 @@ def markdown(rows: dict[str, list[TaskSummary]]) -> str:
     return "\n".join(lines)
 
 
+def plot_png(rows: dict[str, list[TaskSummary]], path: Path, split: str, episodes: int) -> None:
+    """A grouped bar chart: one group per agent, one bar per task plus the weighted score,
+    each bar labelled with its value. Uses matplotlib's Agg canvas directly (no pyplot, no
+    display, no global backend switch), imported only when a PNG is asked for."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise SystemExit("--png needs matplotlib: pip install 'matplotlib>=3.8' (or the [plot] extra)") from None
+
+    agents = list(rows)
+    series = [
+        (f"{t} ({get_task(t).difficulty}, weight {get_task(t).weight:g})", [_score(rows[a], t) for a in agents])
+        for t in TASK_IDS
+    ]
+    series.append(("weighted score", [weighted_score(rows[a]) for a in agents]))
+    colors = ("#4C72B0", "#DD8452", "#55A868", "#7F7F7F")
+    width = 0.8 / len(series)
+    fig_width = max(8.0, 1.45 * len(agents) + 2.0)
+    fig = Figure(figsize=(fig_width, 5.6), dpi=150, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for i, (label, values) in enumerate(series):
+        xs = [a + (i - (len(series) - 1) / 2) * width for a in range(len(agents))]
+        bars = ax.bar(xs, values, width, label=label, color=colors[i % len(colors)], edgecolor="white", linewidth=0.5)
+        ax.bar_label(bars, labels=[f"{v:.2f}" for v in values], padding=2, fontsize=6.5, rotation=90)
+    ax.set_xticks(range(len(agents)), agents)
+    ax.set_xlabel("agent")
+    ax.set_ylabel("mean grader score (0 to 1)")
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks([i / 10 for i in range(11)])
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.set_title(f"Mean score per agent and task ({split} split, {episodes} episodes per task)")
+    # Below the axes, so it never hides a bar; one row when the figure is wide enough for it.
+    ncol = len(series) if fig_width >= 12 else 2
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=ncol, fontsize=8, frameon=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+
+
+def _score(summaries: list[TaskSummary], task_id: str) -> float:
+    return next((s.mean_score for s in summaries if s.task_id == task_id), 0.0)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m baseline_agent.scoreboard",
@@ -45,25 +93,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-addr", default=os.environ.get("SUPPORTENV_ENV_ADDR"))
     parser.add_argument("--grader-addr", default=os.environ.get("SUPPORTENV_GRADER_ADDR"))
     parser.add_argument("--json", type=Path, help="also write every policy's per-task summary here")
+    parser.add_argument("--png", type=Path, metavar="PATH.png", help="also draw the scores as a bar chart here")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or per-agent lines, only the table")
     args = parser.parse_args(argv)
+    if args.episodes < 1:
+        parser.error("--episodes must be at least 1")
     rows: dict[str, list[TaskSummary]] = {}
+    policies = {name: make_policy(name) for name in args.policies}
+    trials = {name: 4 if policy.stochastic else 1 for name, policy in policies.items()}
+    total = len(TASK_IDS) * args.episodes * sum(trials.values())
     with contextlib.ExitStack() as stack:
         env_addr, grader_addr = args.env_addr, args.grader_addr
         if not (env_addr and grader_addr):
             services = stack.enter_context(EmbeddedServices())
             env_addr, grader_addr = services.env.address, services.grader.address  # type: ignore[union-attr]
-        for name in args.policies:
-            policy = make_policy(name)
+        progress = stack.enter_context(Progress(total, wants_bar(sys.stderr, args.quiet)))
+        for name, policy in policies.items():
             runner = Runner(env_addr, grader_addr, policy, args.split, quiet=True)
             try:
-                rows[name], _ = runner.run(TASK_IDS, args.episodes, 0, 4 if policy.stochastic else 1)
+                rows[name], _ = runner.run(
+                    TASK_IDS, args.episodes, 0, trials[name], lambda r, n=name: progress.advance(f"{n} {r.task_id}")
+                )
             finally:
                 runner.close()
-            print(f"  {name}: weighted {weighted_score(rows[name]):.3f}", file=sys.stderr, flush=True)
+            if not args.quiet:
+                progress.write(f"  {name}: weighted {weighted_score(rows[name]):.3f}", sys.stderr)
     print(markdown(rows))
     if args.json:
         data = {name: {s.task_id: vars(s) for s in summaries} for name, summaries in rows.items()}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
+    if args.png:
+        plot_png(rows, args.png, args.split, args.episodes)
+        print(f"wrote {args.png}", file=sys.stderr)
     return 0
 
 
