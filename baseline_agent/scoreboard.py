@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from baseline_agent.embedded import EmbeddedServices
-from baseline_agent.policies import POLICIES, make_policy
+from baseline_agent.policies import EXTERNAL, POLICIES, make_policy
 from baseline_agent.progress import Progress, wants_bar
 from baseline_agent.runner import Runner, TaskSummary, weighted_score
 from supportenv.tasks import TASK_IDS, get_task
@@ -89,7 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument("--episodes", type=int, default=200)
-    parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=list(POLICIES))
+    parser.add_argument(
+        "--policies",
+        nargs="+",
+        default=[p for p in POLICIES if p not in EXTERNAL],
+        choices=list(POLICIES),
+        help=f"default: every policy but the external ones ({', '.join(EXTERNAL)})",
+    )
     parser.add_argument("--env-addr", default=os.environ.get("SUPPORTENV_ENV_ADDR"))
     parser.add_argument("--grader-addr", default=os.environ.get("SUPPORTENV_GRADER_ADDR"))
     parser.add_argument("--json", type=Path, help="also write every policy's per-task summary here")
