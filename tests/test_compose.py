@@ -1,6 +1,9 @@
-"""docker-compose.yml and the Dockerfile, checked without a container engine: first their
+"""docker-compose.yml and the Dockerfiles, checked without a container engine: first their
 structure, then every compose service's own command run as a local process with its own
-environment, rewriting only what must differ on one machine (ports, the key path, host names)."""
+environment, rewriting only what must differ on one machine (ports, the key path, host names).
+
+The default profile is the gRPC stack (one image, ./Dockerfile); the `openenv` profile is the
+OpenEnv adapter (Dockerfile.openenv), an alternative that runs on its own."""
 
 from __future__ import annotations
 
@@ -20,17 +23,22 @@ import pytest
 import yaml
 
 from env_service.tokens import KEY_ENV, KEY_FILE_ENV
+from openenv_adapter.health_probe import wait_healthy as wait_http
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
 from supportenv.v1.health_probe import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]
+# Services without `profiles` are the default stack; a profile's services run instead of it.
+DEFAULT = sorted(name for name, service in SERVICES.items() if not service.get("profiles"))
+PROFILES = sorted({profile for service in SERVICES.values() for profile in service.get("profiles", [])})
 CPU_BUDGET = 2.0
 MEMORY_BUDGET = 8 * 1024**3
-PORT_VARS = {"env": "SUPPORTENV_ENV_PORT", "grader": "SUPPORTENV_GRADER_PORT"}
+PORT_VARS = {"env": "SUPPORTENV_ENV_PORT", "grader": "SUPPORTENV_GRADER_PORT", "openenv": "SUPPORTENV_OPENENV_PORT"}
 ADDR_VARS = {"env": "SUPPORTENV_ENV_ADDR", "grader": "SUPPORTENV_GRADER_ADDR"}
 WAIT_S = 60  # upper bound for any one child process, so the test can never hang
+OPENENV_WAIT_S = 180  # openenv imports gradio at startup: slow on a busy 2-core machine
 
 
 # --- reading the files ------------------------------------------------------------------
@@ -71,6 +79,10 @@ def volumes(service: str) -> dict[str, tuple[str, bool]]:
     return found
 
 
+def profile(name: str) -> list[str]:
+    return sorted(n for n, service in SERVICES.items() if name in service.get("profiles", []))
+
+
 def memory_bytes(value: str | int) -> int:
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([bkmgt]?)i?b?", str(value).strip().lower())
     assert match, f"unreadable memory size {value!r}"
@@ -78,16 +90,24 @@ def memory_bytes(value: str | int) -> int:
     return int(float(number) * 1024 ** "bkmgt".index(unit or "b"))
 
 
-def dockerfile() -> list[tuple[str, str]]:
+def dockerfile_of(service: str) -> str:
+    build = SERVICES[service]["build"]
+    return build.get("dockerfile", "Dockerfile") if isinstance(build, dict) else "Dockerfile"
+
+
+DOCKERFILES = sorted({dockerfile_of(name) for name in SERVICES})
+
+
+def dockerfile(name: str = "Dockerfile") -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) pairs, continuation lines joined, comments dropped."""
-    lines = [line for line in (ROOT / "Dockerfile").read_text().splitlines() if not line.lstrip().startswith("#")]
+    lines = [line for line in (ROOT / name).read_text().splitlines() if not line.lstrip().startswith("#")]
     joined = re.sub(r"\\\s*\n", " ", "\n".join(lines))
     return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in joined.splitlines() if line.strip()]
 
 
-def copy_sources() -> list[str]:
+def copy_sources(name: str = "Dockerfile") -> list[str]:
     sources = []
-    for instruction, args in dockerfile():
+    for instruction, args in dockerfile(name):
         if instruction in ("COPY", "ADD"):
             parts = json.loads(args) if args.startswith("[") else args.split()
             parts = [part for part in parts if not part.startswith("--")]
@@ -95,10 +115,19 @@ def copy_sources() -> list[str]:
     return sources
 
 
-def modules() -> set[str]:
-    """Every `python -m MODULE` in a compose command or healthcheck."""
-    lines = [command(name) for name in SERVICES] + [healthcheck(n) for n in SERVICES if "healthcheck" in SERVICES[n]]
-    return {line[line.index("-m") + 1] for line in lines if "-m" in line}
+def modules() -> set[tuple[str, str]]:
+    """(service, MODULE) for every `python -m MODULE` in a compose command or healthcheck."""
+    checked = [name for name in SERVICES if "healthcheck" in SERVICES[name]]
+    lines = [(name, command(name)) for name in SERVICES] + [(name, healthcheck(name)) for name in checked]
+    return {(name, line[line.index("-m") + 1]) for name, line in lines if "-m" in line}
+
+
+def image_command(name: str, instruction: str = "CMD") -> list[str]:
+    """The image's last CMD or HEALTHCHECK command, as an argv (the shell form runs under sh -c)."""
+    (args,) = [args for found, args in dockerfile(name) if found == instruction][-1:]
+    if instruction == "HEALTHCHECK":
+        args = args.split(" CMD ", 1)[1]
+    return json.loads(args) if args.startswith("[") else ["sh", "-c", args]
 
 
 # --- static structure -------------------------------------------------------------------
@@ -106,17 +135,32 @@ def modules() -> set[str]:
 
 def test_services_exist_with_healthchecks():
     assert "version" not in COMPOSE, "the compose spec has no top-level version"
-    assert {"keygen", "env", "grader", "agent"} <= set(SERVICES)
+    assert {"keygen", "env", "grader", "agent"} <= set(DEFAULT)
+    assert profile("openenv") == ["openenv"], "the OpenEnv adapter runs only in its own profile"
     for name in ("env", "grader"):
         assert healthcheck(name)[:3] == ["python", "-m", "supportenv.v1.health_probe"], name
+    port = environment("openenv")[PORT_VARS["openenv"]]
+    assert healthcheck("openenv") == ["python", "-m", "openenv_adapter.health_probe", f"http://127.0.0.1:{port}/health"]
+    assert SERVICES["openenv"]["ports"] == [f"{port}:{port}"] and port == "8000"
+
+
+def limits(names: list[str]) -> tuple[dict[str, float], dict[str, int]]:
+    resources = {name: SERVICES[name]["deploy"]["resources"]["limits"] for name in names}
+    return (
+        {name: float(limit["cpus"]) for name, limit in resources.items()},
+        {name: memory_bytes(limit["memory"]) for name, limit in resources.items()},
+    )
 
 
 def test_resource_limits_fit_the_budget():
-    cpus = {name: float(service["deploy"]["resources"]["limits"]["cpus"]) for name, service in SERVICES.items()}
-    memory = {name: memory_bytes(s["deploy"]["resources"]["limits"]["memory"]) for name, s in SERVICES.items()}
+    cpus, memory = limits(DEFAULT)
     # The header promises the budget holds with `--scale env=2` too, so count env twice.
     assert sum(cpus.values()) + cpus["env"] <= CPU_BUDGET, cpus
     assert sum(memory.values()) + memory["env"] <= MEMORY_BUDGET, memory
+    # A profile runs instead of the default stack (`docker compose --profile P up SERVICE`): its own budget.
+    for name in PROFILES:
+        cpus, memory = limits(profile(name))
+        assert sum(cpus.values()) <= CPU_BUDGET and sum(memory.values()) <= MEMORY_BUDGET, (name, cpus, memory)
 
 
 def test_start_order():
@@ -126,11 +170,13 @@ def test_start_order():
     assert str(SERVICES["keygen"].get("restart")) == "no"
 
 
-def test_one_image_for_every_service():
-    builds = {(json.dumps(s.get("build"), sort_keys=True), s.get("image")) for s in SERVICES.values()}
+def test_one_image_for_the_default_stack_and_its_own_for_openenv():
+    builds = {(json.dumps(SERVICES[n].get("build"), sort_keys=True), SERVICES[n].get("image")) for n in DEFAULT}
     assert len(builds) == 1, f"services differ in build or image: {builds}"
     ((build, image),) = builds
     assert build != "null" and image, builds
+    assert dockerfile_of("openenv") == "Dockerfile.openenv"
+    assert SERVICES["openenv"]["image"] not in (image, None), "building one image must not retag the other"
 
 
 def test_token_key_is_shared_through_a_volume_not_written_here():
@@ -146,13 +192,20 @@ def test_token_key_is_shared_through_a_volume_not_written_here():
     assert any(target in args for instruction, args in dockerfile() if instruction == "RUN")
 
 
-def test_dockerfile():
-    instructions = dockerfile()
+# Each image installs exactly one requirements file: the gRPC image never gets openenv.
+REQUIREMENTS = {"Dockerfile": "requirements.txt", "Dockerfile.openenv": "requirements-openenv.txt"}
+
+
+@pytest.mark.parametrize("name", sorted(REQUIREMENTS))
+def test_dockerfile(name):
+    assert sorted(REQUIREMENTS) == DOCKERFILES
+    instructions = dockerfile(name)
     assert [args for instruction, args in instructions if instruction == "FROM"] == ["python:3.11-slim"]
     users = [args for instruction, args in instructions if instruction == "USER"]
     assert users and users[-1].split(":")[0] not in ("root", "0"), "the services must not run as root"
     runs = " ".join(args for instruction, args in instructions if instruction == "RUN")
-    assert "--no-cache-dir -r requirements.txt" in runs and "requirements-dev" not in runs
+    assert runs.count("pip install") == 1, runs
+    assert re.findall(r"pip install --no-cache-dir -r (\S+)", runs) == [REQUIREMENTS[name]], runs
 
 
 def test_everything_copied_exists_and_is_in_the_build_context():
@@ -161,17 +214,18 @@ def test_everything_copied_exists_and_is_in_the_build_context():
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith(("#", "!"))
     ]
-    for source in copy_sources():
-        assert (ROOT / source).exists(), f"the Dockerfile copies {source}, which is not in the repository"
-        assert not any(fnmatch.fnmatch(source.strip("/"), pattern) for pattern in ignored), f"{source} is ignored"
+    for name in DOCKERFILES:
+        for source in copy_sources(name):
+            assert (ROOT / source).exists(), f"{name} copies {source}, which is not in the repository"
+            assert not any(fnmatch.fnmatch(source.strip("/"), pattern) for pattern in ignored), f"{source} is ignored"
 
 
 def test_every_module_in_a_command_exists_and_is_copied():
-    copied = {source.strip("/") for source in copy_sources()}
-    for module in modules():
+    for service, module in modules():
         path = ROOT / module.replace(".", "/")
         assert path.with_suffix(".py").is_file() or (path / "__main__.py").is_file(), f"no module {module}"
-        assert module.split(".")[0] in copied, f"the Dockerfile does not copy {module}"
+        copied = {source.strip("/") for source in copy_sources(dockerfile_of(service))}
+        assert module.split(".")[0] in copied, f"{dockerfile_of(service)} does not copy {module}"
 
 
 # --- live: the composed commands as local processes -------------------------------------
@@ -200,7 +254,7 @@ def free_ports(count: int) -> list[int]:
 
 
 def with_port(line: list[str], old: str, new: int) -> list[str]:
-    rewritten = [re.sub(rf":{old}$", f":{new}", part) for part in line]
+    rewritten = [re.sub(rf":{old}(?=$|/)", f":{new}", part) for part in line]
     assert rewritten != line, f"{line} does not name port {old}"
     return rewritten
 
@@ -283,3 +337,52 @@ def test_composed_services_run(tmp_path, processes):
         process.send_signal(signal.SIGTERM)
     for process in processes:
         assert process.wait(timeout=10) == 0
+
+
+def wait_http_healthy(url: str, log: Path) -> None:
+    try:
+        wait_http(url, timeout=OPENENV_WAIT_S)
+    except TimeoutError as exc:
+        pytest.fail(f"{exc}\n{log.read_text()}")
+
+
+def stop_gracefully(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    # uvicorn shuts down cleanly, then re-raises SIGTERM: the exit status is SIGTERM's.
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+
+
+def test_composed_openenv_service_runs(tmp_path, processes):
+    (port,) = free_ports(1)
+    env = process_env("openenv", **{PORT_VARS["openenv"]: str(port), "SUPPORTENV_HOST": "127.0.0.1"})
+    log = tmp_path / "openenv.log"
+    with open(log, "w") as out:
+        processes.append(subprocess.Popen(local(command("openenv")), env=env, cwd=ROOT, stdout=out, stderr=out))
+    wait_http_healthy(f"http://127.0.0.1:{port}/health", log)
+    done = run(with_port(healthcheck("openenv"), environment("openenv")[PORT_VARS["openenv"]], port), env)
+    assert done.returncode == 0, done.stderr
+    stop_gracefully(processes[-1])
+
+
+def test_openenv_image_command_serves_on_the_platform_port(tmp_path, processes):
+    """Dockerfile.openenv's CMD and HEALTHCHECK, run by a local shell, with PORT set as hosting
+    platforms set it; `python` is this interpreter."""
+    line = image_command("Dockerfile.openenv")
+    assert line[:2] == ["sh", "-c"] and "0.0.0.0" in line[2] and "${PORT:-" in line[2], line
+    shim = tmp_path / "bin" / "python"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    shim.chmod(0o755)
+    (port,) = free_ports(1)
+    env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    env.update(PORT=str(port), SUPPORTENV_HOST="127.0.0.1")  # loopback here; the image's default is 0.0.0.0
+    env.pop(PORT_VARS["openenv"], None)
+    log = tmp_path / "image.log"
+    with open(log, "w") as out:
+        processes.append(subprocess.Popen(line, env=env, cwd=ROOT, stdout=out, stderr=out))
+    wait_http_healthy(f"http://127.0.0.1:{port}/health", log)
+    done = subprocess.run(
+        image_command("Dockerfile.openenv", "HEALTHCHECK"), env=env, capture_output=True, text=True, timeout=WAIT_S
+    )
+    assert done.returncode == 0, done.stderr
+    stop_gracefully(processes[-1])
