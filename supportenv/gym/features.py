@@ -1,0 +1,393 @@
+"""Numeric features and discrete macro-actions for classic RL (`SupportEnvFeatures-v0`).
+
+Macro-actions
+-------------
+`MACRO_ACTIONS` holds the label of every index of the `Discrete(69)` action space:
+
+====================  =====================  ==============================================================
+indices               label                  the library action it becomes (`macro_action`)
+====================  =====================  ==============================================================
+0 .. 24               ``classify:<issue>``   classify_issue(category of the issue, that issue, priority =
+                                             the issue's severity, raised one level for enterprise customers)
+25 .. 34              ``ask:<field>``        ask_for_more_info for one requestable fact
+35 .. 59              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
+                                             solution (built like `expert.solution_message`, mentioning the
+                                             first revealed fact) with the issue's knowledge-base article
+60 .. 65              ``assign:<dept>``      assign_department
+66                    ``escalate``           escalate_to_human with a polite reason
+67                    ``callback``           request_callback
+68                    ``resolve``            mark_resolved
+====================  =====================  ==============================================================
+
+Issues are in `catalog.ISSUE_TYPE_IDS` order, fields in `REQUESTABLE_FIELDS` order, departments
+in `DEPARTMENTS` order. Every macro-action is a well-formed action.
+
+Features
+--------
+`FeatureEncoder.encode(observation, last_action_kind)` is a function of the public `Observation`
+and the kind of the agent's own previous action only (the agent knows what it did). It never sees
+the hidden scenario: no hidden fact, no expected handling. Besides the observation it uses the
+static, public catalog (which issue needs which facts, its department and escalation rule, its
+solution phrases) and the policy text stated in the observation. Blocks, in order
+(`FeatureEncoder.slices` gives each one's slice, `FeatureEncoder.names` every dimension's name):
+
+- ``bias`` (1): always 1.
+- ``task`` (3): one-hot of the task.
+- ``words`` (n_buckets, default 512): hashed bag of unigrams and bigrams of all customer turns
+  (lower-cased; tokens with digits become ``<num>``; bucket = zlib.crc32 of the token), binary,
+  scaled to unit length.
+- ``kb`` (33): the knowledge-base match score of each article (0 when not matched).
+- ``tier`` (3), ``sentiment`` (1, the score in [-1, 1]), ``sentiment_label`` (4).
+- ``progress`` (3): step / max_steps, no step taken yet, only one step left.
+- ``classified`` (1), ``category`` (6), ``issue_type`` (25): the agent's triage so far.
+- ``revealed`` (10): which facts the customer has given.
+- ``checklist_missing`` (10): facts the catalog says the classified issue type needs that are not
+  revealed yet; ``checklist_done`` (1): classified, and none of them is missing.
+- ``escalated`` (1), ``department`` (6), ``routed_to_issue_department`` (1), ``callback`` (1).
+- ``answered_issue`` (25): issue types whose solution an agent turn in the history named;
+  ``answer`` (3): an answer was given, the customer said everything is solved, the customer said
+  part is solved; ``answer_rejected`` (1): the latest customer turn says the answer did not help.
+- ``over_refund_cap`` (1): a revealed amount exceeds the tier's refund cap stated in the policy text.
+- ``policy_escalation`` (1): the policy requires escalating the classified issue type (always for
+  security issues; for outages when enterprise; for refunds over the cap).
+- ``issue_department`` (6): the catalog department of the classified issue type.
+- ``last_action`` (10): one-hot of the previous action's kind (8 kinds, invalid, none).
+- ``feedback`` (16): the last action's feedback is non-empty, and which known note it contains.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable
+from functools import lru_cache
+from itertools import pairwise
+
+import numpy as np
+
+from supportenv import content
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
+from supportenv.catalog import (
+    ARTICLES,
+    ARTICLES_BY_ID,
+    CATEGORIES,
+    DEPARTMENTS,
+    ISSUE_TYPE_IDS,
+    ISSUE_TYPES,
+    ISSUE_TYPES_BY_ID,
+    PRIORITIES,
+    REQUESTABLE_FIELDS,
+    SENTIMENT_LABELS,
+    TIERS,
+    IssueType,
+)
+from supportenv.episode import Observation
+from supportenv.tasks import TASKS
+
+DEFAULT_BUCKETS = 512
+
+# ---- macro-actions ----
+
+CLASSIFY_START = 0
+ASK_START = CLASSIFY_START + len(ISSUE_TYPE_IDS)
+ANSWER_START = ASK_START + len(REQUESTABLE_FIELDS)
+ASSIGN_START = ANSWER_START + len(ISSUE_TYPE_IDS)
+ESCALATE = ASSIGN_START + len(DEPARTMENTS)
+CALLBACK = ESCALATE + 1
+RESOLVE = CALLBACK + 1
+
+MACRO_ACTIONS: tuple[str, ...] = (
+    *(f"classify:{i}" for i in ISSUE_TYPE_IDS),
+    *(f"ask:{f}" for f in REQUESTABLE_FIELDS),
+    *(f"answer:{i}" for i in ISSUE_TYPE_IDS),
+    *(f"assign:{d}" for d in DEPARTMENTS),
+    "escalate",
+    "callback",
+    "resolve",
+)
+N_MACRO_ACTIONS = len(MACRO_ACTIONS)
+assert N_MACRO_ACTIONS == RESOLVE + 1
+
+
+def macro_index(label: str) -> int:
+    """The index of a macro-action label such as "classify:double_charge" or "resolve"."""
+    try:
+        return MACRO_ACTIONS.index(label)
+    except ValueError:
+        raise ValueError(f"unknown macro-action {label!r}; see MACRO_ACTIONS") from None
+
+
+def triage_priority(issue: IssueType, tier: str) -> str:
+    """The issue's severity, raised one level for enterprise customers (as the policy says)."""
+    if tier != "enterprise":
+        return issue.severity
+    return PRIORITIES[min(PRIORITIES.index(issue.severity) + 1, len(PRIORITIES) - 1)]
+
+
+def solution_step(issue: IssueType) -> str:
+    """The step of the issue's article that names its solution (the catalog guarantees one)."""
+    phrase = issue.solution_phrases[0]
+    return next((s for s in ARTICLES_BY_ID[issue.article_id].steps if phrase in s.lower()), phrase).rstrip(".")
+
+
+def _first_fact(obs: Observation) -> str:
+    return next((value for _, value in obs.revealed_facts if value), "")
+
+
+def answer_message(issue: IssueType, obs: Observation) -> str:
+    fact = _first_fact(obs)
+    ref = f" regarding {fact}" if fact else ""
+    return (
+        f"Thank you for your patience{ref}, and I'm sorry for the trouble. "
+        f"Here is what we will do: {solution_step(issue)}."
+    )
+
+
+def escalation_reason(obs: Observation) -> str:
+    fact = _first_fact(obs)
+    ref = f" about {fact}" if fact else ""
+    team = f"the {obs.assigned_department.replace('_', ' ')} team" if obs.assigned_department else "a specialist"
+    return (
+        f"I'm sorry for the trouble{ref}. Our policy requires a specialist here, so I'm escalating "
+        f"this to {team}, who will contact you shortly."
+    )
+
+
+def macro_action(index: int, obs: Observation) -> Action:
+    """The library action of macro-action `index`, given the current public observation."""
+    index = int(index)
+    if not 0 <= index < N_MACRO_ACTIONS:
+        raise ValueError(f"macro-action {index} is out of range 0..{N_MACRO_ACTIONS - 1}")
+    if index < ASK_START:
+        issue = ISSUE_TYPES[index - CLASSIFY_START]
+        return Action(
+            "classify_issue",
+            category=issue.category,
+            priority=triage_priority(issue, obs.customer_tier),
+            issue_type=issue.issue_id,
+        )
+    if index < ANSWER_START:
+        return Action(
+            "ask_for_more_info",
+            fields=(REQUESTABLE_FIELDS[index - ASK_START],),
+            text="Could you please share these details?",
+        )
+    if index < ASSIGN_START:
+        issue = ISSUE_TYPES[index - ANSWER_START]
+        return Action("respond_with_solution", text=answer_message(issue, obs), article_id=issue.article_id)
+    if index < ESCALATE:
+        return Action("assign_department", department=DEPARTMENTS[index - ASSIGN_START], text="Routing per policy.")
+    if index == ESCALATE:
+        return Action("escalate_to_human", text=escalation_reason(obs))
+    if index == CALLBACK:
+        return Action("request_callback", text="Thank you for your patience; a specialist will call you back.")
+    return Action("mark_resolved", text="Handled per policy.")
+
+
+# ---- features ----
+
+LAST_ACTION_KINDS = (*ACTION_KINDS, INVALID_KIND, "none")
+# Notes the episode writes into last_action_feedback, and the flag each one sets.
+FEEDBACK_NOTES: tuple[tuple[str, str], ...] = (
+    ("already_classified", "already classified"),
+    ("wrong_category", "category does not fit"),
+    ("fact_repeated", "already gave"),
+    ("question_unhelpful", "question did not help"),
+    ("classify_first", "classify the ticket before"),
+    ("needs_escalation", "policy requires this issue to be escalated"),
+    ("answer_irrelevant", "does not address"),
+    ("missing_facts", "before gathering the facts"),
+    ("wrong_article", "article"),
+    ("wrong_department", "wrong department"),
+    ("needless_transfer", "without a transfer"),
+    ("needless_escalation", "did not need a human"),
+    ("callback_not_allowed", "callbacks are only"),
+    ("closed_early", "closed before it was handled"),
+    ("invalid_output", "did not parse"),
+)
+_TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_CAP_RE = re.compile(r"(regular|premium|enterprise) \$(\d+(?:\.\d+)?)")
+_PHRASE_ISSUE = tuple((p, n) for n, issue in enumerate(ISSUE_TYPES) for p in issue.solution_phrases)
+_SOLVED = frozenset(content.REACTIONS["solved"])
+_PARTLY_SOLVED = frozenset(content.REACTIONS["partly_solved"])
+_UNHELPFUL = frozenset(content.REACTIONS["unhelpful"])
+_TASK_IDS = tuple(t.task_id for t in TASKS)
+_ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; any token with a digit (ids, amounts, dates) becomes <num>."""
+    return ["<num>" if any(c.isdigit() for c in t) else t for t in _TOKEN_RE.findall(text.lower())]
+
+
+def bucket(term: str, n_buckets: int) -> int:
+    """A deterministic bucket (the same in every process, unlike hash())."""
+    return zlib.crc32(term.encode("utf-8")) % n_buckets
+
+
+@lru_cache(maxsize=16384)
+def turn_buckets(text: str, n_buckets: int) -> tuple[int, ...]:
+    """The buckets of one turn's unigrams and bigrams (cached: turns recur at every step)."""
+    toks = tokens(text)
+    terms = [*toks, *(f"{a} {b}" for a, b in pairwise(toks))]
+    return tuple(sorted({bucket(term, n_buckets) for term in terms}))
+
+
+@lru_cache(maxsize=16384)
+def _issues_named(text: str) -> frozenset[int]:
+    lower = text.lower()
+    return frozenset(n for phrase, n in _PHRASE_ISSUE if phrase in lower)
+
+
+def refund_caps(policy: Iterable[str]) -> dict[str, float]:
+    """The per-tier refund caps stated in the policy text."""
+    return {tier: float(cap) for tier, cap in _CAP_RE.findall(" ".join(policy))}
+
+
+def over_refund_cap(obs: Observation) -> bool:
+    amount = dict(obs.revealed_facts).get("amount", "")
+    cap = refund_caps(obs.policy).get(obs.customer_tier)
+    try:
+        return cap is not None and float(amount) > cap
+    except ValueError:
+        return False
+
+
+def answered_issues(obs: Observation) -> set[int]:
+    """Indices of the issue types whose solution phrase an agent turn in the history names."""
+    found: set[int] = set()
+    for speaker, text, _ in obs.history:
+        if speaker == "agent":
+            found.update(_issues_named(text))
+    return found
+
+
+class FeatureEncoder:
+    """Turns a public Observation into a float32 vector; see the module docstring for the layout."""
+
+    def __init__(self, n_buckets: int = DEFAULT_BUCKETS) -> None:
+        if n_buckets < 1:
+            raise ValueError("n_buckets must be positive")
+        self.n_buckets = n_buckets
+        blocks: list[tuple[str, tuple[str, ...]]] = [
+            ("bias", ("bias",)),
+            ("task", _TASK_IDS),
+            ("words", tuple(str(i) for i in range(n_buckets))),
+            ("kb", _ARTICLE_IDS),
+            ("tier", TIERS),
+            ("sentiment", ("score",)),
+            ("sentiment_label", SENTIMENT_LABELS),
+            ("progress", ("step_fraction", "first_step", "last_step")),
+            ("classified", ("classified",)),
+            ("category", CATEGORIES),
+            ("issue_type", ISSUE_TYPE_IDS),
+            ("revealed", REQUESTABLE_FIELDS),
+            ("checklist_missing", REQUESTABLE_FIELDS),
+            ("checklist_done", ("done",)),
+            ("escalated", ("escalated",)),
+            ("department", DEPARTMENTS),
+            ("routed_to_issue_department", ("routed",)),
+            ("callback", ("callback",)),
+            ("answered_issue", ISSUE_TYPE_IDS),
+            ("answer", ("given", "customer_solved", "customer_partly_solved")),
+            ("answer_rejected", ("rejected",)),
+            ("over_refund_cap", ("over_cap",)),
+            ("policy_escalation", ("required",)),
+            ("issue_department", DEPARTMENTS),
+            ("last_action", LAST_ACTION_KINDS),
+            ("feedback", ("any", *(name for name, _ in FEEDBACK_NOTES))),
+        ]
+        self.slices: dict[str, slice] = {}
+        names: list[str] = []
+        for block, labels in blocks:
+            self.slices[block] = slice(len(names), len(names) + len(labels))
+            names.extend(f"{block}:{label}" for label in labels)
+        self.names: tuple[str, ...] = tuple(names)
+        self.size = len(names)
+        self.low = np.zeros(self.size, dtype=np.float32)
+        self.low[self.slices["sentiment"]] = -1.0
+        self.high = np.ones(self.size, dtype=np.float32)
+
+    def _set(self, x: np.ndarray, block: str, index: int, value: float = 1.0) -> None:
+        x[self.slices[block].start + index] = value
+
+    def words(self, obs: Observation) -> np.ndarray:
+        out = np.zeros(self.n_buckets, dtype=np.float32)
+        for speaker, text, _ in obs.history:
+            if speaker != "customer":
+                continue
+            out[list(turn_buckets(text, self.n_buckets))] = 1.0
+        norm = float(np.sqrt(out.sum()))
+        return out / norm if norm else out
+
+    def encode(self, obs: Observation, last_action_kind: str = "") -> np.ndarray:
+        """The feature vector of `obs`; `last_action_kind` is the kind of the agent's own previous
+        action ("" before its first)."""
+        x = np.zeros(self.size, dtype=np.float32)
+        self._set(x, "bias", 0)
+        if obs.task_id in _TASK_IDS:
+            self._set(x, "task", _TASK_IDS.index(obs.task_id))
+        x[self.slices["words"]] = self.words(obs)
+        for article_id, _, score in obs.kb_matches:
+            if article_id in _ARTICLE_IDS:
+                self._set(x, "kb", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
+        if obs.customer_tier in TIERS:
+            self._set(x, "tier", TIERS.index(obs.customer_tier))
+        self._set(x, "sentiment", 0, min(1.0, max(-1.0, obs.sentiment_score)))
+        if obs.sentiment_label in SENTIMENT_LABELS:
+            self._set(x, "sentiment_label", SENTIMENT_LABELS.index(obs.sentiment_label))
+        self._set(x, "progress", 0, min(1.0, obs.step / max(1, obs.max_steps)))
+        self._set(x, "progress", 1, float(obs.step == 0))
+        self._set(x, "progress", 2, float(obs.steps_left <= 1))
+
+        issue = ISSUE_TYPES_BY_ID.get(obs.issue_type)
+        revealed = {name for name, _ in obs.revealed_facts}
+        self._set(x, "classified", 0, float(bool(obs.category)))
+        if obs.category in CATEGORIES:
+            self._set(x, "category", CATEGORIES.index(obs.category))
+        if issue is not None:
+            self._set(x, "issue_type", ISSUE_TYPE_IDS.index(issue.issue_id))
+        for n, name in enumerate(REQUESTABLE_FIELDS):
+            if name in revealed:
+                self._set(x, "revealed", n)
+            elif issue is not None and name in issue.required_facts:
+                self._set(x, "checklist_missing", n)
+        if issue is not None and not set(issue.required_facts) - revealed:
+            self._set(x, "checklist_done", 0)
+
+        self._set(x, "escalated", 0, float(obs.escalated))
+        if obs.assigned_department in DEPARTMENTS:
+            self._set(x, "department", DEPARTMENTS.index(obs.assigned_department))
+        if issue is not None and obs.assigned_department == issue.department:
+            self._set(x, "routed_to_issue_department", 0)
+        self._set(x, "callback", 0, float(obs.callback_scheduled))
+
+        answered = answered_issues(obs)
+        for n in answered:
+            self._set(x, "answered_issue", n)
+        customer_turns = [text for speaker, text, _ in obs.history if speaker == "customer"]
+        solved = any(t in _SOLVED for t in customer_turns)
+        partly = any(t in _PARTLY_SOLVED for t in customer_turns)
+        self._set(x, "answer", 0, float(bool(answered) or solved or partly))
+        self._set(x, "answer", 1, float(solved))
+        self._set(x, "answer", 2, float(partly))
+        self._set(x, "answer_rejected", 0, float(bool(customer_turns) and customer_turns[-1] in _UNHELPFUL))
+
+        over_cap = over_refund_cap(obs)
+        self._set(x, "over_refund_cap", 0, float(over_cap))
+        if issue is not None:
+            required = (
+                issue.escalation == "always"
+                or (issue.escalation == "enterprise" and obs.customer_tier == "enterprise")
+                or (issue.escalation == "over_refund_cap" and over_cap)
+            )
+            self._set(x, "policy_escalation", 0, float(required))
+            self._set(x, "issue_department", DEPARTMENTS.index(issue.department))
+
+        self._set(x, "last_action", LAST_ACTION_KINDS.index(last_action_kind or "none"))
+        feedback = obs.last_action_feedback.lower()
+        self._set(x, "feedback", 0, float(bool(feedback)))
+        for n, (_, note) in enumerate(FEEDBACK_NOTES, start=1):
+            if note in feedback:
+                self._set(x, "feedback", n)
+        return x

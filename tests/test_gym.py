@@ -1,0 +1,325 @@
+"""The Gymnasium adapters: registration, the env checker, seeding, hidden information stays
+hidden, macro-actions can earn full marks, random play never raises, and a remote env service
+gives exactly what the in-process library gives."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import secrets
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+np = pytest.importorskip("numpy")
+
+from gymnasium import spaces  # noqa: E402
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+import supportenv.gym as sg  # noqa: E402
+from baseline_agent.embedded import start_service  # noqa: E402
+from supportenv.actions import Action  # noqa: E402
+from supportenv.catalog import ISSUE_TYPE_IDS, REQUESTABLE_FIELDS  # noqa: E402
+from supportenv.episode import new_episode, observe, step  # noqa: E402
+from supportenv.gym.features import FeatureEncoder, macro_action, macro_index  # noqa: E402
+from supportenv.gym.text_env import render_observation  # noqa: E402
+from supportenv.tasks import TASKS  # noqa: E402
+from supportenv.world import generate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV_IDS = (sg.TEXT_ENV_ID, sg.FEATURE_ENV_ID)
+TASK_IDS = tuple(t.task_id for t in TASKS)
+
+
+def _same(a, b) -> bool:
+    return bool(np.array_equal(a, b)) if isinstance(a, np.ndarray) else a == b
+
+
+def _find_seed(want, task_id="end_to_end_resolution", split="train", limit=500) -> int:
+    return next(seed for seed in range(limit) if want(generate(task_id, split, seed)))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_env_checker_passes(env_id):
+    env = gymnasium.make(env_id, render_mode="ansi")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the checker may warn; it must not raise
+            check_env(env.unwrapped)
+    finally:
+        env.close()
+
+
+def test_spaces_and_macro_layout():
+    text_env = gymnasium.make(sg.TEXT_ENV_ID).unwrapped
+    assert isinstance(text_env.observation_space, spaces.Text)
+    assert isinstance(text_env.action_space, spaces.Dict)
+    assert set(text_env.action_space.spaces) == {
+        "kind",
+        "category",
+        "priority",
+        "issue_type",
+        "fields",
+        "article",
+        "department",
+        "text",
+    }
+    assert text_env.action_space["kind"].n == 8
+    assert text_env.action_space["fields"].n == len(REQUESTABLE_FIELDS)
+
+    env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
+    assert isinstance(env.observation_space, spaces.Box) and env.observation_space.dtype == np.float32
+    assert env.action_space.n == len(sg.MACRO_ACTIONS) == 69
+    assert env.action_labels == sg.MACRO_ACTIONS
+    assert sg.MACRO_ACTIONS[0] == f"classify:{ISSUE_TYPE_IDS[0]}"
+    assert sg.MACRO_ACTIONS[25] == f"ask:{REQUESTABLE_FIELDS[0]}"
+    assert sg.MACRO_ACTIONS[35] == f"answer:{ISSUE_TYPE_IDS[0]}"
+    assert sg.MACRO_ACTIONS[60:] == (
+        "assign:billing",
+        "assign:logistics",
+        "assign:technical",
+        "assign:accounts",
+        "assign:security",
+        "assign:enterprise_success",
+        "escalate",
+        "callback",
+        "resolve",
+    )
+    assert len(env.feature_names) == env.observation_space.shape[0]
+    assert gymnasium.make(sg.FEATURE_ENV_ID, n_buckets=256).observation_space.shape[0] == len(env.feature_names) - 256
+
+
+def test_every_macro_action_is_well_formed_and_triages_by_the_policy():
+    seed = _find_seed(lambda s: s.tier == "enterprise")
+    scenario, state = new_episode("end_to_end_resolution", "train", seed)
+    obs = observe(scenario, state)
+    for index in range(sg.N_MACRO_ACTIONS):
+        action = macro_action(index, obs)
+        assert action.kind != "invalid_action"
+    locked = macro_action(macro_index("classify:account_locked"), obs)  # severity high
+    assert (locked.category, locked.issue_type, locked.priority) == ("account", "account_locked", "urgent")
+    with pytest.raises(ValueError):
+        macro_action(sg.N_MACRO_ACTIONS, obs)
+
+
+def test_in_process_path_never_imports_grpc():
+    code = (
+        "import sys, gymnasium, supportenv.gym\n"
+        "for env_id in ('SupportEnv-v0', 'SupportEnvFeatures-v0'):\n"
+        "    env = gymnasium.make(env_id)\n"
+        "    env.reset(seed=1)\n"
+        "    env.action_space.seed(1)\n"
+        "    for _ in range(30):\n"
+        "        if any(env.step(env.action_space.sample())[2:4]):\n"
+        "            env.reset()\n"
+        "bad = [m for m in sys.modules if m == 'grpc' or m.startswith(('grpc.', 'google.protobuf', 'supportenv.v1'))]\n"
+        "assert not bad, bad\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_seeding_and_reset_options(env_id):
+    env = gymnasium.make(env_id).unwrapped
+    _, info = env.reset(seed=7)
+    assert (info["seed"], info["task_id"], info["split"]) == (7, "end_to_end_resolution", "train")
+    assert info["ticket_id"] == generate("end_to_end_resolution", "train", 7).ticket_id
+    drawn = [env.reset()[1]["seed"] for _ in range(3)]
+    assert len(set(drawn)) == 3  # seed=None moves on to new tickets
+    again = gymnasium.make(env_id).unwrapped
+    again.reset(seed=7)
+    assert [again.reset()[1]["seed"] for _ in range(3)] == drawn  # ... deterministically
+
+    _, info = env.reset(seed=3, options={"task_id": "issue_classification", "split": "validation"})
+    assert (info["task_id"], info["split"]) == ("issue_classification", "validation")
+    assert env.last_observation.task_id == "issue_classification" and env.last_observation.max_steps == 4
+    _, info = env.reset(seed=3)
+    assert (info["task_id"], info["split"]) == ("end_to_end_resolution", "train")  # options last one episode
+    with pytest.raises(ValueError):
+        env.reset(seed=3, options={"tasks": "x"})
+
+
+def test_features_do_not_see_hidden_facts():
+    """Two scenarios that differ only in hidden facts not yet revealed give identical features."""
+
+    def single_fact_case(s):
+        return len(s.intents) == 1 and len(s.hidden_facts) >= 3 and len(s.expected.facts) >= 1
+
+    seed = _find_seed(single_fact_case)
+    scenario, state = new_episode("end_to_end_resolution", "train", seed)
+    asked = scenario.expected.facts[0]
+
+    def changed(value: str) -> str:
+        return value[:-1] + ("1" if value[-1] != "1" else "2")
+
+    other = dataclasses.replace(
+        scenario,
+        hidden_facts=tuple((n, v if n == asked else changed(v)) for n, v in scenario.hidden_facts),
+    )
+    assert other.hidden_facts != scenario.hidden_facts
+    other_state = copy.deepcopy(state)
+    encoder = FeatureEncoder()
+    issue = scenario.expected.issue_type
+    plan = [f"classify:{issue}", f"ask:{asked}", f"answer:{issue}", "escalate", "assign:billing", "resolve"]
+    last_kind = ""
+    for label in [None, *plan]:
+        if label is not None:
+            obs_a, obs_b = observe(scenario, state), observe(other, other_state)
+            action = macro_action(macro_index(label), obs_a)
+            assert action == macro_action(macro_index(label), obs_b)
+            step(scenario, state, action)
+            step(other, other_state, action)
+            last_kind = action.kind
+        obs_a, obs_b = observe(scenario, state), observe(other, other_state)
+        assert np.array_equal(encoder.encode(obs_a, last_kind), encoder.encode(obs_b, last_kind)), label
+        assert render_observation(obs_a) == render_observation(obs_b)
+        if state.done:
+            break
+    assert asked in state.revealed
+
+
+def test_scripted_macro_actions_solve_a_solvable_ticket():
+    def solvable(s):
+        return len(s.intents) == 1 and not s.expected.escalate and len(s.expected.facts) == 2
+
+    seed = _find_seed(solvable)
+    expected = generate("end_to_end_resolution", "train", seed).expected
+    env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
+    env.reset(seed=seed)
+    plan = [f"classify:{expected.issue_type}", *(f"ask:{f}" for f in expected.facts)]
+    plan += [f"answer:{expected.issue_type}", "resolve"]
+    for n, label in enumerate(plan, start=1):
+        _, _, terminated, truncated, info = env.step(macro_index(label))
+        assert info["macro_action"] == label
+        assert terminated == (n == len(plan)) and not truncated
+    assert info["score"] >= 0.9 and info["passed"], info
+    assert set(info["grade_components"]) >= {"resolution", "efficiency"}
+
+
+def test_scripted_macro_actions_route_and_escalate_a_security_ticket():
+    def security(s):
+        return len(s.intents) == 1 and s.expected.escalate and s.expected.department == "security"
+
+    seed = _find_seed(security)
+    expected = generate("end_to_end_resolution", "train", seed).expected
+    env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
+    env.reset(seed=seed)
+    plan = [f"classify:{expected.issue_type}", *(f"ask:{f}" for f in expected.facts)]
+    plan += ["assign:security", "escalate", "resolve"]
+    for label in plan:
+        obs, _, terminated, _, info = env.step(macro_index(label))
+    assert terminated and info["score"] >= 0.8, info
+    enc = env.encoder
+    assert obs[enc.slices["escalated"]][0] == 1.0 and obs[enc.slices["policy_escalation"]][0] == 1.0
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_random_rollouts_never_raise(env_id, task_id):
+    env = gymnasium.make(env_id, task_id=task_id, render_mode="ansi")
+    env.action_space.seed(11)
+    obs, _ = env.reset(seed=11)
+    episodes = 0
+    for _ in range(200):
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        assert env.observation_space.contains(obs)
+        assert math.isfinite(reward) and isinstance(info["reward_breakdown"], dict)
+        if terminated or truncated:
+            assert 0.0 <= info["score"] <= 1.0 and isinstance(info["passed"], bool)
+            assert isinstance(env.render(), str)
+            episodes += 1
+            obs, _ = env.reset()
+    assert episodes >= 10
+    env.close()
+
+
+def test_text_env_turns_bad_actions_into_penalised_steps():
+    env = gymnasium.make(sg.TEXT_ENV_ID).unwrapped
+    env.reset(seed=2)
+    respond = sg.encode_action(Action("respond_with_solution", text=""))
+    obs, reward, terminated, truncated, info = env.step(respond)
+    assert reward == -0.1 and not terminated and not truncated
+    assert info["action"] == "invalid_action" and info["reward_breakdown"] == {"invalid_action": -0.1}
+    assert "needs a message" in info["invalid_action"] and "needs a message" in obs
+    no_category = sg.encode_action(Action("classify_issue", priority="high"))
+    assert env.step(no_category)[4]["action"] == "invalid_action"
+    for junk in ({"kind": 99}, {"nothing": 1}, "mark_resolved", None):
+        assert env.step(junk)[4]["action"] == "invalid_action"
+    # A library Action, an action dict, and the Dict form of a real action are all played as such.
+    assert env.step(Action("ask_for_more_info", fields=("order_id",)))[4]["action"] == "ask_for_more_info(order_id)"
+    assert env.step({"action_type": "escalate_to_human"})[4]["action"] == "escalate_to_human"
+    _, _, terminated, _, info = env.step(sg.encode_action(Action("mark_resolved", text="Done.")))
+    assert terminated and "score" in info
+    with pytest.raises(Exception, match="ended"):
+        env.step(sg.encode_action(Action("mark_resolved")))
+
+
+# ---- remote: a real env service, compared step for step with the library in this process ----
+
+
+@pytest.fixture(scope="module")
+def env_service():
+    service = start_service("env_service", {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)})
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def _play(env, seed: int, actions) -> list[tuple]:
+    obs, info = env.reset(seed=seed)
+    record = [(obs, info)]
+    for action in actions:
+        obs, reward, terminated, truncated, info = env.step(action)
+        record.append((obs, reward, terminated, truncated, info, env.last_observation))
+        if terminated or truncated:
+            break
+    return record
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_remote_matches_in_process(env_service, env_id, task_id):
+    local = gymnasium.make(env_id, task_id=task_id).unwrapped
+    remote = gymnasium.make(env_id, task_id=task_id, remote=env_service.address).unwrapped
+    try:
+        sampler = local.action_space
+        sampler.seed(5)
+        compared = 0
+        for seed in range(4):
+            if env_id == sg.FEATURE_ENV_ID and seed == 0:
+                expected = generate(task_id, "train", seed).expected
+                labels = [f"classify:{expected.issue_type}", *(f"ask:{f}" for f in expected.facts)]
+                actions = [macro_index(label) for label in [*labels, f"answer:{expected.issue_type}", "resolve"]]
+            else:
+                actions = [sampler.sample() for _ in range(12)]
+            mine, theirs = _play(local, seed, actions), _play(remote, seed, actions)
+            assert len(mine) == len(theirs)
+            for a, b in zip(mine, theirs, strict=True):
+                assert len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True)), (seed, a, b)
+                compared += 1
+            assert "score" in mine[-1][4] or len(mine) == len(actions) + 1
+        # Seeds drawn from np_random match as well.
+        assert [local.reset()[1]["seed"] for _ in range(2)] == [remote.reset()[1]["seed"] for _ in range(2)]
+        assert compared > 8
+    finally:
+        local.close()
+        remote.close()
+
+
+def test_long_observations_leave_out_the_oldest_turns():
+    scenario, state = new_episode("end_to_end_resolution", "train", 4)
+    obs = observe(scenario, state)
+    turns = tuple(("agent" if n % 2 else "customer", f"Turn {n}: " + "more words here. " * 20, n) for n in range(12))
+    long_obs = dataclasses.replace(obs, history=obs.history + turns)
+    text = render_observation(long_obs, max_chars=3000)
+    assert len(text) <= 3000 and "earlier turn(s) left out" in text
+    assert text.startswith("Ticket ") and "Turn 11:" in text and "Last feedback:" in text
+    assert spaces.Text(3000, charset=sg.text_env.OBSERVATION_CHARSET).contains(text)
+    assert render_observation(dataclasses.replace(obs, customer_message="caf\u00e9 \u2014 ok")).count("cafe - ok") == 1
