@@ -1,32 +1,31 @@
-"""python -m env_service [--host H] [--port P]: run the environment service."""
+"""python -m env_service [--host H] [--port P] [--workers N]: run the environment service.
+
+With more than one worker, N processes serve one port (SO_REUSEPORT) with one shared
+token key; the service is stateless, so any worker can take any call."""
 
 from __future__ import annotations
 
+import logging
 import sys
 
-import grpc
-
-from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec, load_key
-from supportenv.v1 import env_pb2, env_pb2_grpc
-from supportenv.v1.serving import run, serve, server_args
+from env_service.worker import NAME, register, worker
+from supportenv.v1.serving import run, run_workers, serve, server_args
 
 DEFAULT_PORT = 50051
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv)
+    args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv, workers=True)
+    if args.workers > 1:
+        logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
+        key = load_key()  # once, so every worker signs with the same key
+        return run_workers(NAME, args.host, args.port, args.workers, worker, (key, args.log_level))
 
     async def start() -> None:
-        codec = TokenCodec(load_key())
+        await serve(NAME, args.host, args.port, register(TokenCodec(load_key())))
 
-        def register(server: grpc.aio.Server) -> list[str]:
-            env_pb2_grpc.add_EnvServiceServicer_to_server(EnvServicer(codec), server)
-            return [env_pb2.DESCRIPTOR.services_by_name["EnvService"].full_name]
-
-        await serve("env_service", args.host, args.port, register)
-
-    return run("env_service", start, args.log_level)
+    return run(NAME, start, args.log_level)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,79 @@
-"""EnvService: a thin gRPC layer over the library. It keeps no episode between calls:
-everything comes in, and goes back out, inside the signed state token."""
+"""EnvService: a thin gRPC layer over the library.
+
+Unary and batched calls keep no episode between calls: everything comes in, and goes
+back out, inside the signed state token. A Session stream keeps its one episode in the
+stream handler's local variables, so it dies with the stream."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 import grpc
 
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv.actions import validate
-from supportenv.episode import new_episode, observe, step
+from supportenv.episode import EpisodeState, new_episode, observe, step
 from supportenv.errors import InvalidRequestError
 from supportenv.tasks import TASKS, get_task
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc
-from supportenv.v1.serving import register_status, rpc
-from supportenv.world import generate
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
+from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS
+from supportenv.v1.serving import LimitExceededError, NoEpisodeError, register_status, rpc, status_for
+from supportenv.world import Scenario, generate
 
-MAX_EPISODE_ID_CHARS = 128
 register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def _check_batch(size: int) -> None:
+    if size > MAX_BATCH:
+        raise LimitExceededError(f"batch of {size} items; the limit is {MAX_BATCH}")
+
+
+def _item(index: int, exc: Exception) -> Exception:
+    """The same error, with the failing batch item named in its message."""
+    return type(exc)(f"item {index}: {exc}")
 
 
 class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     def __init__(self, codec: TokenCodec) -> None:
         self._codec = codec
         self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
+        self._task_pb = {t.task_id: convert.task_to_pb(t) for t in TASKS}
+
+    # ---- the work, shared by every transport ----
+
+    def _reset(self, request: env_pb2.ResetRequest) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
+        if not request.task_id:
+            raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
+        if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
+            raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
+        split = convert.split_from_pb(request.split)
+        scenario, state = new_episode(request.task_id, split, request.seed, request.episode_id)
+        response = env_pb2.ResetResponse(
+            observation=convert.observation_to_pb(observe(scenario, state)),
+            episode_id=state.episode_id,
+            task=self._task_pb[get_task(state.task_id).task_id],
+        )
+        return scenario, state, response
+
+    @staticmethod
+    def _step(scenario: Scenario, state: EpisodeState, action: types_pb2.Action) -> env_pb2.StepResponse:
+        result = step(scenario, state, validate(convert.action_from_pb(action)))
+        return convert.step_to_pb(result, state, b"")
+
+    def _step_token(self, request: env_pb2.StepRequest) -> env_pb2.StepResponse:
+        state = self._codec.decode(request.state_token)
+        if not request.HasField("action"):
+            raise InvalidRequestError("action is required")
+        response = self._step(generate(state.task_id, state.split, state.seed), state, request.action)
+        response.state_token = self._codec.encode(state)
+        return response
+
+    def _reset_token(self, request: env_pb2.ResetRequest) -> env_pb2.ResetResponse:
+        _, state, response = self._reset(request)
+        response.state_token = self._codec.encode(state)
+        return response
+
+    # ---- unary and batched ----
 
     @rpc
     async def ListTasks(self, request, context):  # noqa: N802 (gRPC method name)
@@ -29,30 +81,69 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def Reset(self, request, context):  # noqa: N802
-        if not request.task_id:
-            raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
-        if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
-            raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
-        split = convert.split_from_pb(request.split)
-        scenario, state = new_episode(request.task_id, split, request.seed, request.episode_id)
-        return env_pb2.ResetResponse(
-            observation=convert.observation_to_pb(observe(scenario, state)),
-            state_token=self._codec.encode(state),
-            episode_id=state.episode_id,
-            task=convert.task_to_pb(get_task(state.task_id)),
-        )
+        return self._reset_token(request)
 
     @rpc
     async def Step(self, request, context):  # noqa: N802
-        state = self._codec.decode(request.state_token)
-        if not request.HasField("action"):
-            raise InvalidRequestError("action is required")
-        action = validate(convert.action_from_pb(request.action))
-        result = step(generate(state.task_id, state.split, state.seed), state, action)
-        return convert.step_to_pb(result, state, self._codec.encode(state))
+        return self._step_token(request)
 
     @rpc
     async def State(self, request, context):  # noqa: N802
         state = self._codec.decode(request.state_token)
         obs = observe(generate(state.task_id, state.split, state.seed), state)
         return env_pb2.StateResponse(state=convert.episode_state_to_pb(state, obs))
+
+    @rpc
+    async def ResetBatch(self, request, context):  # noqa: N802
+        _check_batch(len(request.requests))
+        responses = []
+        for index, item in enumerate(request.requests):
+            try:
+                responses.append(self._reset_token(item))
+            except Exception as exc:
+                raise (_item(index, exc) if status_for(exc) else exc) from exc
+        return env_pb2.ResetBatchResponse(responses=responses)
+
+    @rpc
+    async def StepBatch(self, request, context):  # noqa: N802
+        _check_batch(len(request.requests))
+        responses = []
+        for index, item in enumerate(request.requests):
+            try:
+                responses.append(self._step_token(item))
+            except Exception as exc:
+                raise (_item(index, exc) if status_for(exc) else exc) from exc
+        return env_pb2.StepBatchResponse(responses=responses)
+
+    # ---- one stream, one episode in memory ----
+
+    async def Session(  # noqa: N802
+        self, request_iterator: AsyncIterator[env_pb2.SessionRequest], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[env_pb2.SessionResponse]:
+        scenario: Scenario | None = None
+        state: EpisodeState | None = None
+        async for request in request_iterator:
+            try:
+                kind = request.WhichOneof("kind")
+                if kind == "reset":
+                    scenario, state, reset = self._reset(request.reset)
+                    response = env_pb2.SessionResponse(reset=reset)
+                    if request.want_token:
+                        response.reset.state_token = self._codec.encode(state)
+                elif kind is None:
+                    raise InvalidRequestError("a SessionRequest needs one of reset, step or state")
+                elif scenario is None or state is None:
+                    raise NoEpisodeError("this session has no episode yet: send a reset first")
+                elif kind == "step":
+                    response = env_pb2.SessionResponse(step=self._step(scenario, state, request.step))
+                    if request.want_token:
+                        response.step.state_token = self._codec.encode(state)
+                else:
+                    public = convert.episode_state_to_pb(state, observe(scenario, state))
+                    response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))
+            except Exception as exc:
+                code = status_for(exc)
+                if code is None:
+                    raise
+                await context.abort(code, str(exc))
+            yield response

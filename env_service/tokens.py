@@ -1,13 +1,13 @@
 """State tokens: the whole episode state, serialized and signed with HMAC-SHA256.
 
 Layout: version (1 byte) | HMAC-SHA256 of the rest (32 bytes) | compact JSON of the
-EpisodeState. Any replica holding the same key can verify and continue an episode;
-a flipped bit, a truncated token or another key's token fails verification.
+EpisodeState as a positional row (EpisodeState.to_row). Any replica holding the same key
+can verify and continue an episode; a flipped bit, a truncated token or another key's
+token fails verification.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
@@ -16,10 +16,10 @@ import secrets
 from pathlib import Path
 
 from supportenv.episode import EpisodeState
+from supportenv.v1.limits import MAX_TOKEN_BYTES
 
-TOKEN_VERSION = b"\x01"
+TOKEN_VERSION = b"\x02"  # 2: positional state rows
 MAC_BYTES = 32
-MAX_TOKEN_BYTES = 256 * 1024
 KEY_ENV = "SUPPORTENV_TOKEN_KEY"
 KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_FILE"
 MIN_KEY_BYTES = 16
@@ -56,10 +56,10 @@ class TokenCodec:
         self._key = key
 
     def _mac(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, TOKEN_VERSION + payload, hashlib.sha256).digest()
+        return hmac.digest(self._key, TOKEN_VERSION + payload, "sha256")
 
     def encode(self, state: EpisodeState) -> bytes:
-        payload = json.dumps(state.to_dict(), separators=(",", ":"), ensure_ascii=False).encode()
+        payload = json.dumps(state.to_row(), separators=(",", ":"), ensure_ascii=False).encode()
         return TOKEN_VERSION + self._mac(payload) + payload
 
     def decode(self, token: bytes) -> EpisodeState:
@@ -75,6 +75,6 @@ class TokenCodec:
                 "state_token failed verification: it was altered, truncated or signed with another key"
             )
         try:
-            return EpisodeState.from_dict(json.loads(payload))
+            return EpisodeState.from_row(json.loads(payload))
         except (ValueError, KeyError, TypeError) as exc:  # signed by us, so this means a version skew
             raise InvalidTokenError(f"state_token could not be decoded: {exc}") from exc

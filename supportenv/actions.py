@@ -66,6 +66,24 @@ class Action:
             error=data.get("error", ""),
         )
 
+    def to_row(self) -> list[Any]:
+        return [
+            self.kind,
+            self.category,
+            self.priority,
+            self.issue_type,
+            list(self.fields),
+            self.text,
+            self.article_id,
+            self.department,
+            self.error,
+        ]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Action:
+        kind, category, priority, issue_type, fields, text, article_id, department, error = row
+        return cls(kind, category, priority, issue_type, tuple(fields), text, article_id, department, error)
+
     def label(self) -> str:
         """Compact one-token description for logs, e.g. classify_issue(billing,high)."""
         params = [p for p in (self.category, self.issue_type, self.priority, self.department, self.article_id) if p]

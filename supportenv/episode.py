@@ -90,6 +90,27 @@ class EpisodeState:
         data["history"] = [tuple(turn) for turn in data["history"]]
         return cls(**data)
 
+    def to_row(self) -> list[Any]:
+        """Compact positional form for state tokens (field order = _STATE_FIELDS): about
+        twice as fast to encode and decode as to_dict, which is for people and files."""
+        row = [getattr(self, name) for name in _STATE_FIELDS]
+        row[_ACTIONS_AT] = [a.to_row() for a in self.actions]
+        return row
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> EpisodeState:
+        if len(row) != len(_STATE_FIELDS):
+            raise ValueError(f"state row has {len(row)} fields, expected {len(_STATE_FIELDS)}")
+        row = list(row)
+        row[_ACTIONS_AT] = [Action.from_row(a) for a in row[_ACTIONS_AT]]
+        row[_HISTORY_AT] = [tuple(turn) for turn in row[_HISTORY_AT]]
+        return cls(*row)
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(EpisodeState))
+_ACTIONS_AT = _STATE_FIELDS.index("actions")
+_HISTORY_AT = _STATE_FIELDS.index("history")
+
 
 @dataclass(frozen=True)
 class Observation:

@@ -6,6 +6,8 @@ client raise the library's InvalidActionError / InvalidRequestError."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from supportenv.actions import Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS
 from supportenv.episode import EpisodeState, Observation, StepResult
@@ -112,35 +114,76 @@ def action_to_pb(action: Action) -> pb.Action:
     return pb.Action(mark_resolved=pb.MarkResolved(summary=action.text))
 
 
-def observation_to_pb(obs: Observation) -> pb.Observation:
+@lru_cache(maxsize=2048)
+def _episode_constants(
+    ticket_id: str,
+    task_id: str,
+    tier: str,
+    tenure_days: int,
+    revenue: float,
+    kb_matches: tuple[tuple[str, str, float], ...],
+    requestable_fields: tuple[str, ...],
+    policy: tuple[str, ...],
+    instructions: str,
+    max_steps: int,
+    issue_types: tuple[str, ...],
+) -> pb.Observation:
+    """The part of an observation that never changes within an episode, built once:
+    copying it (in C) is much cheaper than rebuilding its repeated fields every step."""
     return pb.Observation(
-        ticket_id=obs.ticket_id,
-        task_id=obs.task_id,
-        customer_message=obs.customer_message,
-        history=[pb.ConversationTurn(speaker=SPEAKER_TO_PB[s], text=t, step=n) for s, t, n in obs.history],
-        sentiment_label=SENTIMENT_TO_PB[obs.sentiment_label],
-        sentiment_score=obs.sentiment_score,
-        customer_tier=TIER_TO_PB[obs.customer_tier],
-        customer_tenure_days=obs.customer_tenure_days,
-        customer_total_revenue=obs.customer_total_revenue,
-        category=CATEGORY_TO_PB.get(obs.category, 0),
-        priority=PRIORITY_TO_PB.get(obs.priority, 0),
-        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in obs.kb_matches],
-        revealed_facts=[pb.Fact(name=n, value=v) for n, v in obs.revealed_facts],
-        requestable_fields=obs.requestable_fields,
-        policy=obs.policy,
-        task_instructions=obs.task_instructions,
-        step=obs.step,
-        max_steps=obs.max_steps,
-        steps_left=obs.steps_left,
-        cost_so_far=obs.cost_so_far,
-        escalated=obs.escalated,
-        assigned_department=DEPARTMENT_TO_PB.get(obs.assigned_department, 0),
-        callback_scheduled=obs.callback_scheduled,
-        last_action_feedback=obs.last_action_feedback,
-        issue_types=obs.issue_types,
-        issue_type=obs.issue_type,
+        ticket_id=ticket_id,
+        task_id=task_id,
+        customer_tier=TIER_TO_PB[tier],
+        customer_tenure_days=tenure_days,
+        customer_total_revenue=revenue,
+        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in kb_matches],
+        requestable_fields=requestable_fields,
+        policy=policy,
+        task_instructions=instructions,
+        max_steps=max_steps,
+        issue_types=issue_types,
     )
+
+
+def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb.Observation:
+    """The wire observation; fills `msg` in place when given (e.g. a response's field),
+    which saves copying the finished message into its parent."""
+    msg = pb.Observation() if msg is None else msg
+    msg.CopyFrom(
+        _episode_constants(
+            obs.ticket_id,
+            obs.task_id,
+            obs.customer_tier,
+            obs.customer_tenure_days,
+            obs.customer_total_revenue,
+            obs.kb_matches,
+            obs.requestable_fields,
+            obs.policy,
+            obs.task_instructions,
+            obs.max_steps,
+            obs.issue_types,
+        )
+    )
+    add_turn = msg.history.add
+    for speaker, text, n in obs.history:
+        add_turn(speaker=SPEAKER_TO_PB[speaker], text=text, step=n)
+    add_fact = msg.revealed_facts.add
+    for name, value in obs.revealed_facts:
+        add_fact(name=name, value=value)
+    msg.customer_message = obs.customer_message
+    msg.sentiment_label = SENTIMENT_TO_PB[obs.sentiment_label]
+    msg.sentiment_score = obs.sentiment_score
+    msg.category = CATEGORY_TO_PB.get(obs.category, 0)
+    msg.issue_type = obs.issue_type
+    msg.priority = PRIORITY_TO_PB.get(obs.priority, 0)
+    msg.step = obs.step
+    msg.steps_left = obs.steps_left
+    msg.cost_so_far = obs.cost_so_far
+    msg.escalated = obs.escalated
+    msg.assigned_department = DEPARTMENT_TO_PB.get(obs.assigned_department, 0)
+    msg.callback_scheduled = obs.callback_scheduled
+    msg.last_action_feedback = obs.last_action_feedback
+    return msg
 
 
 def observation_from_pb(msg: pb.Observation) -> Observation:
@@ -176,15 +219,18 @@ def observation_from_pb(msg: pb.Observation) -> Observation:
 
 
 def step_to_pb(result: StepResult, state: EpisodeState, token: bytes) -> env_pb2.StepResponse:
-    return env_pb2.StepResponse(
-        observation=observation_to_pb(result.observation),
+    response = env_pb2.StepResponse(
         reward=result.reward,
         terminated=result.terminated,
         truncated=result.truncated,
-        reward_breakdown=[pb.RewardComponent(name=n, value=v) for n, v in result.breakdown],
         state_token=token,
         cumulative_reward=state.cumulative_reward,
     )
+    observation_to_pb(result.observation, response.observation)
+    add = response.reward_breakdown.add
+    for name, value in result.breakdown:
+        add(name=name, value=value)
+    return response
 
 
 def episode_state_to_pb(state: EpisodeState, obs: Observation) -> env_pb2.EpisodeState:

@@ -106,3 +106,49 @@ class StateResponse(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     state: EpisodeState
     def __init__(self, state: _Optional[_Union[EpisodeState, _Mapping]] = ...) -> None: ...
+
+class ResetBatchRequest(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[ResetRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[ResetRequest, _Mapping]]] = ...) -> None: ...
+
+class ResetBatchResponse(_message.Message):
+    __slots__ = ("responses",)
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[ResetResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[ResetResponse, _Mapping]]] = ...) -> None: ...
+
+class StepBatchRequest(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[StepRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[StepRequest, _Mapping]]] = ...) -> None: ...
+
+class StepBatchResponse(_message.Message):
+    __slots__ = ("responses",)
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    responses: _containers.RepeatedCompositeFieldContainer[StepResponse]
+    def __init__(self, responses: _Optional[_Iterable[_Union[StepResponse, _Mapping]]] = ...) -> None: ...
+
+class SessionRequest(_message.Message):
+    __slots__ = ("reset", "step", "state", "want_token")
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    WANT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    reset: ResetRequest
+    step: _types_pb2.Action
+    state: StateRequest
+    want_token: bool
+    def __init__(self, reset: _Optional[_Union[ResetRequest, _Mapping]] = ..., step: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., state: _Optional[_Union[StateRequest, _Mapping]] = ..., want_token: _Optional[bool] = ...) -> None: ...
+
+class SessionResponse(_message.Message):
+    __slots__ = ("reset", "step", "state")
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    reset: ResetResponse
+    step: StepResponse
+    state: StateResponse
+    def __init__(self, reset: _Optional[_Union[ResetResponse, _Mapping]] = ..., step: _Optional[_Union[StepResponse, _Mapping]] = ..., state: _Optional[_Union[StateResponse, _Mapping]] = ...) -> None: ...

@@ -56,6 +56,21 @@ class EnvServiceStub:
                 request_serializer=supportenv_dot_v1_dot_env__pb2.StateRequest.SerializeToString,
                 response_deserializer=supportenv_dot_v1_dot_env__pb2.StateResponse.FromString,
                 _registered_method=True)
+        self.ResetBatch = channel.unary_unary(
+                '/supportenv.v1.EnvService/ResetBatch',
+                request_serializer=supportenv_dot_v1_dot_env__pb2.ResetBatchRequest.SerializeToString,
+                response_deserializer=supportenv_dot_v1_dot_env__pb2.ResetBatchResponse.FromString,
+                _registered_method=True)
+        self.StepBatch = channel.unary_unary(
+                '/supportenv.v1.EnvService/StepBatch',
+                request_serializer=supportenv_dot_v1_dot_env__pb2.StepBatchRequest.SerializeToString,
+                response_deserializer=supportenv_dot_v1_dot_env__pb2.StepBatchResponse.FromString,
+                _registered_method=True)
+        self.Session = channel.stream_stream(
+                '/supportenv.v1.EnvService/Session',
+                request_serializer=supportenv_dot_v1_dot_env__pb2.SessionRequest.SerializeToString,
+                response_deserializer=supportenv_dot_v1_dot_env__pb2.SessionResponse.FromString,
+                _registered_method=True)
 
 
 class EnvServiceServicer:
@@ -91,6 +106,30 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResetBatch(self, request, context):
+        """Many Resets in one call (for vectorised training). Items are independent; if any
+        item is invalid the call fails with INVALID_ARGUMENT naming that item's index.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StepBatch(self, request, context):
+        """Many Steps in one call, each on its own token; same error rule as ResetBatch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Session(self, request_iterator, context):
+        """One long-lived stream for one agent: the episode lives in this stream's memory, so
+        requests carry no token; nothing is kept after the stream closes. A bad request ends
+        the stream with the usual status code.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EnvServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +152,21 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     servicer.State,
                     request_deserializer=supportenv_dot_v1_dot_env__pb2.StateRequest.FromString,
                     response_serializer=supportenv_dot_v1_dot_env__pb2.StateResponse.SerializeToString,
+            ),
+            'ResetBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResetBatch,
+                    request_deserializer=supportenv_dot_v1_dot_env__pb2.ResetBatchRequest.FromString,
+                    response_serializer=supportenv_dot_v1_dot_env__pb2.ResetBatchResponse.SerializeToString,
+            ),
+            'StepBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.StepBatch,
+                    request_deserializer=supportenv_dot_v1_dot_env__pb2.StepBatchRequest.FromString,
+                    response_serializer=supportenv_dot_v1_dot_env__pb2.StepBatchResponse.SerializeToString,
+            ),
+            'Session': grpc.stream_stream_rpc_method_handler(
+                    servicer.Session,
+                    request_deserializer=supportenv_dot_v1_dot_env__pb2.SessionRequest.FromString,
+                    response_serializer=supportenv_dot_v1_dot_env__pb2.SessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -225,6 +279,87 @@ class EnvService:
             '/supportenv.v1.EnvService/State',
             supportenv_dot_v1_dot_env__pb2.StateRequest.SerializeToString,
             supportenv_dot_v1_dot_env__pb2.StateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResetBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/supportenv.v1.EnvService/ResetBatch',
+            supportenv_dot_v1_dot_env__pb2.ResetBatchRequest.SerializeToString,
+            supportenv_dot_v1_dot_env__pb2.ResetBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StepBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/supportenv.v1.EnvService/StepBatch',
+            supportenv_dot_v1_dot_env__pb2.StepBatchRequest.SerializeToString,
+            supportenv_dot_v1_dot_env__pb2.StepBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Session(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/supportenv.v1.EnvService/Session',
+            supportenv_dot_v1_dot_env__pb2.SessionRequest.SerializeToString,
+            supportenv_dot_v1_dot_env__pb2.SessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,9 +7,13 @@ import argparse
 import asyncio
 import functools
 import logging
+import multiprocessing
 import os
+import queue
 import signal
+import socket
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -18,18 +22,26 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
-
-# Documented limits: one place for the numbers a client can run into.
-MAX_MESSAGE_BYTES = 1024 * 1024
-SHUTDOWN_GRACE_S = 5.0
+from supportenv.v1.limits import MAX_MESSAGE_BYTES, SHUTDOWN_GRACE_S
 
 log = logging.getLogger("supportenv")
+
+
+class LimitExceededError(ValueError):
+    """A request is larger than a documented limit (RESOURCE_EXHAUSTED)."""
+
+
+class NoEpisodeError(ValueError):
+    """A Session stream stepped before any reset (FAILED_PRECONDITION)."""
+
 
 _STATUS_FOR: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
     (InvalidActionError, grpc.StatusCode.INVALID_ARGUMENT),
     (InvalidRequestError, grpc.StatusCode.INVALID_ARGUMENT),
     (UnknownTaskError, grpc.StatusCode.NOT_FOUND),
     (EpisodeFinishedError, grpc.StatusCode.FAILED_PRECONDITION),
+    (NoEpisodeError, grpc.StatusCode.FAILED_PRECONDITION),
+    (LimitExceededError, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 R = TypeVar("R")
@@ -65,7 +77,9 @@ def rpc(method: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
     return wrapper
 
 
-def server_args(description: str, port_env: str, default_port: int, argv: Sequence[str] | None) -> argparse.Namespace:
+def server_args(
+    description: str, port_env: str, default_port: int, argv: Sequence[str] | None, workers: bool = False
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "--host", default=os.environ.get("SUPPORTENV_HOST", "0.0.0.0"), help="bind address (env SUPPORTENV_HOST)"
@@ -77,7 +91,17 @@ def server_args(description: str, port_env: str, default_port: int, argv: Sequen
         help=f"port, 0 for any free port (env {port_env}; default {default_port})",
     )
     parser.add_argument("--log-level", default=os.environ.get("SUPPORTENV_LOG_LEVEL", "INFO"))
-    return parser.parse_args(argv)
+    if workers:
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=int(os.environ.get("SUPPORTENV_WORKERS", os.cpu_count() or 1)),
+            help="worker processes sharing the port (env SUPPORTENV_WORKERS; default: the CPU count)",
+        )
+    args = parser.parse_args(argv)
+    if workers and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    return args
 
 
 async def serve(
@@ -85,14 +109,17 @@ async def serve(
     host: str,
     port: int,
     register: Callable[[grpc.aio.Server], Sequence[str]],
+    on_ready: Callable[[int], None] | None = None,
 ) -> None:
     """Run a server until SIGTERM/SIGINT. `register` adds the servicers and returns
-    their full service names (for health and reflection)."""
+    their full service names (for health and reflection). A worker of a multi-process
+    server passes `on_ready`, shares the port (SO_REUSEPORT) and prints no ready line."""
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-            ("grpc.so_reuseport", 0),
+            # Off for a lone server, so it can never silently share a port with another one.
+            ("grpc.so_reuseport", 1 if on_ready else 0),
         ]
     )
     service_names = list(register(server))
@@ -105,8 +132,11 @@ async def serve(
     await server.start()
     for service in ("", *service_names):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
-    # The ready line: scripts and tests wait for it to learn the port.
-    print(f"{name} listening on {host}:{bound}", flush=True)
+    if on_ready:
+        on_ready(bound)
+    else:
+        # The ready line: scripts and tests wait for it to learn the port.
+        print(f"{name} listening on {host}:{bound}", flush=True)
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -116,7 +146,8 @@ async def serve(
     log.info("%s: shutting down; in-flight calls get %.0fs to finish", name, SHUTDOWN_GRACE_S)
     await health_servicer.enter_graceful_shutdown()
     await server.stop(SHUTDOWN_GRACE_S)
-    print(f"{name} stopped", flush=True)
+    if not on_ready:
+        print(f"{name} stopped", flush=True)
 
 
 def run(name: str, main: Callable[[], Awaitable[None]], log_level: str) -> int:
@@ -125,3 +156,48 @@ def run(name: str, main: Callable[[], Awaitable[None]], log_level: str) -> int:
     )
     asyncio.run(main())
     return 0
+
+
+def run_workers(name: str, host: str, port: int, workers: int, target: Callable[..., None], args: tuple) -> int:
+    """Serve from `workers` processes on one port (SO_REUSEPORT): the kernel spreads
+    connections over them. `target(*args, host, port, ready_queue)` runs one worker.
+    SIGTERM/SIGINT are passed on to the workers, which shut down gracefully."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # Hold the port (with SO_REUSEPORT, not listening) so "--port 0" picks one for all workers.
+    holder = socket.socket(family, socket.SOCK_STREAM)
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    holder.bind((host, port))
+    port = holder.getsockname()[1]
+    context = multiprocessing.get_context("spawn")  # no fork: gRPC's threads do not survive it
+    ready = context.Queue()
+    processes = [
+        context.Process(target=target, args=(*args, host, port, ready), name=f"{name}-{i}") for i in range(workers)
+    ]
+    for process in processes:
+        process.start()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        for _ in processes:
+            ready.get(timeout=60)
+    except queue.Empty:
+        stop.set()
+        log.error("%s: workers did not start within 60s", name)
+    holder.close()
+    if not stop.is_set():
+        print(f"{name} listening on {host}:{port} ({workers} workers)", flush=True)
+    while not stop.wait(0.2):
+        if any(p.exitcode is not None for p in processes):
+            log.error("%s: a worker exited unexpectedly; stopping the others", name)
+            break
+    for process in processes:
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGTERM)
+    for process in processes:
+        process.join(SHUTDOWN_GRACE_S + 5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    print(f"{name} stopped", flush=True)
+    return 0 if stop.is_set() and all(p.exitcode == 0 for p in processes) else 1

@@ -1,0 +1,265 @@
+"""Throughput of every way to step the environment, side by side.
+
+    python benchmarks/bench_throughput.py [--seconds 3] [--json PATH]
+
+Steps are full hard-task episodes (resets included) played by a fixed policy: the
+expert's actions for a pool of seeds, computed before timing so that only the
+environment and its transport are measured. The env service runs as a real server on
+loopback with its default workers (one per CPU); the client runs in this process, on
+the same machine, so both share its cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import grpc  # noqa: E402
+
+from baseline_agent.embedded import ServiceProcess, start_service  # noqa: E402
+from supportenv import expert  # noqa: E402
+from supportenv.actions import Action  # noqa: E402
+from supportenv.episode import new_episode, observe, step  # noqa: E402
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc  # noqa: E402
+from supportenv.v1 import types_pb2 as pb  # noqa: E402
+
+TASK = "end_to_end_resolution"
+POOL = 256  # seeds cycled through; every one is a full episode
+CONCURRENCY = 64
+
+
+def plan(pool: int) -> list[tuple[int, list[Action]]]:
+    episodes = []
+    for seed in range(pool):
+        scenario, state = new_episode(TASK, "train", seed)
+        actions = []
+        while not state.done:
+            actions.append(expert.expert_action(scenario, state, TASK))
+            step(scenario, state, actions[-1])
+        episodes.append((seed, actions))
+    return episodes
+
+
+def reset_pb(seed: int) -> env_pb2.ResetRequest:
+    return env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=seed)
+
+
+def percentile(samples: list[float], q: float) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[q - 1] if len(samples) > 1 else samples[0]
+
+
+def timed(seconds: float, body: Callable[[], int]) -> float:
+    """Run body() repeatedly for `seconds`; steps per second."""
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        steps += body()
+    return steps / (time.perf_counter() - start)
+
+
+def bench_inprocess(episodes, seconds: float) -> float:
+    it = iter(range(10**12))
+
+    def one() -> int:
+        seed, actions = episodes[next(it) % len(episodes)]
+        scenario, state = new_episode(TASK, "train", seed)
+        observe(scenario, state)
+        for action in actions:
+            step(scenario, state, action)
+        return len(actions)
+
+    return timed(seconds, one)
+
+
+def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float, float]:
+    latencies: list[float] = []
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        it = iter(range(10**12))
+
+        def one() -> int:
+            seed, actions = episodes[next(it) % len(episodes)]
+            token = stub.Reset(reset_pb(seed)).state_token
+            for action in actions:
+                t0 = time.perf_counter()
+                token = stub.Step(env_pb2.StepRequest(state_token=token, action=action)).state_token
+                latencies.append(time.perf_counter() - t0)
+            return len(actions)
+
+        rate = timed(seconds, one)
+    return rate, percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3
+
+
+async def _concurrent(address: str, seconds: float, clients: int, worker) -> float:
+    # One channel (so one connection, so one worker) per client, as separate agents would have.
+    channels = [grpc.aio.insecure_channel(address) for _ in range(clients)]
+    counts = [0] * clients
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    await asyncio.gather(*(worker(env_pb2_grpc.EnvServiceStub(c), i, counts, deadline) for i, c in enumerate(channels)))
+    elapsed = time.perf_counter() - start
+    for channel in channels:
+        await channel.close()
+    return sum(counts) / elapsed
+
+
+def bench_unary_n(address: str, episodes, seconds: float, clients: int) -> float:
+    async def worker(stub, index, counts, deadline):
+        n = index
+        while time.perf_counter() < deadline:
+            seed, actions = episodes[n % len(episodes)]
+            n += clients
+            token = (await stub.Reset(reset_pb(seed))).state_token
+            for action in actions:
+                token = (await stub.Step(env_pb2.StepRequest(state_token=token, action=action))).state_token
+            counts[index] += len(actions)
+
+    return asyncio.run(_concurrent(address, seconds, clients, worker))
+
+
+def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[float, float]:
+    latencies: list[float] = []
+
+    async def worker(stub, index, counts, deadline):
+        call = stub.Session()
+        n = index
+        while time.perf_counter() < deadline:
+            seed, actions = episodes[n % len(episodes)]
+            n += clients
+            await call.write(env_pb2.SessionRequest(reset=reset_pb(seed)))
+            await call.read()
+            for action in actions:
+                t0 = time.perf_counter()
+                await call.write(env_pb2.SessionRequest(step=action))
+                await call.read()
+                if clients == 1:
+                    latencies.append(time.perf_counter() - t0)
+            counts[index] += len(actions)
+        await call.done_writing()
+
+    rate = asyncio.run(_concurrent(address, seconds, clients, worker))
+    return rate, (percentile(latencies, 50) * 1e3 if latencies else float("nan"))
+
+
+def bench_batch(address: str, episodes, seconds: float, size: int) -> float:
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        next_episode = iter(range(10**12))
+        slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
+
+        def refill(indexes: list[int]) -> None:
+            chosen = [episodes[next(next_episode) % len(episodes)] for _ in indexes]
+            reply = stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen]))
+            for i, (_, actions), item in zip(indexes, chosen, reply.responses, strict=True):
+                slots[i] = [actions, item.state_token, 0]
+
+        refill(list(range(size)))
+
+        def one() -> int:
+            requests = [env_pb2.StepRequest(state_token=s[1], action=s[0][s[2]]) for s in slots]
+            reply = stub.StepBatch(env_pb2.StepBatchRequest(requests=requests))
+            finished = []
+            for i, item in enumerate(reply.responses):
+                slots[i][1] = item.state_token
+                slots[i][2] += 1
+                if item.terminated or item.truncated:
+                    finished.append(i)
+            if finished:
+                refill(finished)
+            return size
+
+        return timed(seconds, one)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (the workers), in MB."""
+    total = 0.0
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    for p in pids:
+        for line in Path(f"/proc/{p}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1]) / 1024
+    return total
+
+
+def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) -> float:
+    """Open `episodes` episodes (reset + one step each, tokens kept by the client) and
+    report how much the server's memory grew: it keeps no episode, so it should not."""
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        warm = stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(200)]))
+        assert len(warm.responses) == 200
+        before = rss_mb(service.process.pid)
+        tokens = []
+        classify = convert.action_to_pb(Action("classify_issue", category="billing"))
+        for start in range(0, episodes, 200):
+            reply = stub.ResetBatch(
+                env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(start, start + 200)])
+            )
+            stepped = stub.StepBatch(
+                env_pb2.StepBatchRequest(
+                    requests=[env_pb2.StepRequest(state_token=r.state_token, action=classify) for r in reply.responses]
+                )
+            )
+            tokens.extend(r.state_token for r in stepped.responses)
+        after = rss_mb(service.process.pid)
+    assert len(tokens) == episodes
+    return after - before
+
+
+def openenv_figures(episodes, seconds: float) -> dict[str, float]:
+    """The OpenEnv adapter driven by OpenEnv's own client, when the adapter is installed."""
+    try:
+        from benchmarks.openenv_driver import measure  # the adapter and its client are optional
+    except ImportError as exc:
+        print(f"  (OpenEnv figures skipped: {exc})", file=sys.stderr)
+        return {}
+    return measure(episodes, seconds, CONCURRENCY)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+    library_episodes = plan(POOL)
+    wire_episodes = [(seed, [convert.action_to_pb(a) for a in actions]) for seed, actions in library_episodes]
+    figures: dict[str, float] = {}
+    figures["inprocess_steps_per_s"] = bench_inprocess(library_episodes, args.seconds)
+    service = start_service("env_service", {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)})
+    try:
+        address = service.address
+        rate, p50, p99 = bench_unary_1(address, wire_episodes, args.seconds)
+        figures.update(unary_steps_per_s_1=rate, unary_p50_ms_1=p50, unary_p99_ms_1=p99)
+        figures["unary_steps_per_s_64"] = bench_unary_n(address, wire_episodes, args.seconds, CONCURRENCY)
+        rate, p50 = bench_stream(address, wire_episodes, args.seconds, 1)
+        figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
+        figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, args.seconds, CONCURRENCY)[0]
+        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64)
+        figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address)
+    finally:
+        service.stop()
+    figures.update(openenv_figures(library_episodes, args.seconds))
+    print(f"throughput ({os.cpu_count()} CPUs, {args.seconds:g}s per figure, hard-task episodes incl. resets)")
+    for key, value in figures.items():
+        print(f"  {key:<36}{value:>12,.2f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({k: round(v, 3) for k, v in figures.items()}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

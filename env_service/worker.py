@@ -1,0 +1,35 @@
+"""One env_service worker process (a module of its own so that `spawn` can import it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable
+
+import grpc
+
+from env_service.servicer import EnvServicer
+from env_service.tokens import TokenCodec
+from supportenv.v1 import env_pb2, env_pb2_grpc
+from supportenv.v1.serving import serve
+
+NAME = "env_service"
+
+
+def register(codec: TokenCodec) -> Callable[[grpc.aio.Server], list[str]]:
+    def add(server: grpc.aio.Server) -> list[str]:
+        env_pb2_grpc.add_EnvServiceServicer_to_server(EnvServicer(codec), server)
+        return [env_pb2.DESCRIPTOR.services_by_name["EnvService"].full_name]
+
+    return add
+
+
+def worker(key: bytes, log_level: str, host: str, port: int, ready: multiprocessing.Queue) -> None:
+    """Serve on a port shared with the other workers; report readiness to the parent."""
+    logging.basicConfig(
+        level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {NAME} %(levelname)s %(message)s"
+    )
+    asyncio.run(serve(NAME, host, port, register(TokenCodec(key)), on_ready=lambda _port: ready.put(os.getpid())))

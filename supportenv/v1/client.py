@@ -1,0 +1,263 @@
+"""Python client SDK for the env service.
+
+- `EnvClient` (sync) and `AsyncEnvClient` (asyncio): reset / step / state over unary
+  calls; the client carries the state token for you, applies a deadline to every call,
+  and retries UNAVAILABLE (every call is idempotent: Step is a pure function of its token).
+- `VectorEnvClient`: N episodes stepped together with one StepBatch per step, resetting
+  finished episodes automatically (gymnasium's vector-env convention).
+- `SessionClient` (asyncio): one bidirectional Session stream; the episode lives in the
+  stream, so no token travels.
+
+Actions may be `supportenv.Action` objects, dicts ({"action_type": ...}) or bare kinds;
+observations come back as the library's `Observation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+from supportenv.actions import Action, parse
+from supportenv.episode import Observation
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import types_pb2 as pb
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT_S = 10.0
+RETRIES = 4
+# Spread calls over every address a name resolves to (e.g. all env replicas): any replica
+# can serve any call.
+CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin")]
+
+StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
+
+
+def with_retries(call: Callable[[], T], retries: int = RETRIES) -> T:
+    """Run `call`, retrying UNAVAILABLE with exponential backoff."""
+    for attempt in range(retries):
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == retries - 1:  # type: ignore[attr-defined]
+                raise
+            time.sleep(0.1 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+async def with_retries_async(call: Callable[[], Any], retries: int = RETRIES) -> Any:
+    for attempt in range(retries):
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == retries - 1:
+                raise
+            await asyncio.sleep(0.1 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def action_pb(action: Action | dict[str, Any] | str | pb.Action) -> pb.Action:
+    return action if isinstance(action, pb.Action) else convert.action_to_pb(parse(action))
+
+
+def reset_request(task_id: str, split: str, seed: int, episode_id: str = "") -> env_pb2.ResetRequest:
+    return env_pb2.ResetRequest(task_id=task_id, split=convert.SPLIT_TO_PB[split], seed=seed, episode_id=episode_id)
+
+
+def step_result(reply: env_pb2.StepResponse) -> StepResult:
+    info = {
+        "reward_breakdown": {c.name: c.value for c in reply.reward_breakdown},
+        "cumulative_reward": reply.cumulative_reward,
+        "feedback": reply.observation.last_action_feedback,
+    }
+    return convert.observation_from_pb(reply.observation), reply.reward, reply.terminated, reply.truncated, info
+
+
+class EnvClient:
+    """One episode at a time over unary calls."""
+
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S, retries: int = RETRIES) -> None:
+        self._channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = env_pb2_grpc.EnvServiceStub(self._channel)
+        self.timeout, self.retries = timeout, retries
+        self.token = b""
+
+    def __enter__(self) -> EnvClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def _call(self, method: Callable[..., T], request: Any) -> T:
+        return with_retries(lambda: method(request, timeout=self.timeout), self.retries)
+
+    def list_tasks(self) -> list[pb.TaskInfo]:
+        return list(self._call(self.stub.ListTasks, env_pb2.ListTasksRequest()).tasks)
+
+    def reset(
+        self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
+    ) -> tuple[Observation, dict[str, Any]]:
+        reply = self._call(self.stub.Reset, reset_request(task_id, split, seed, episode_id))
+        self.token = reply.state_token
+        return convert.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
+
+    def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
+        reply = self._call(self.stub.Step, env_pb2.StepRequest(state_token=self.token, action=action_pb(action)))
+        self.token = reply.state_token
+        return step_result(reply)
+
+    def state(self) -> env_pb2.EpisodeState:
+        return self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token)).state
+
+
+class AsyncEnvClient:
+    """The asyncio twin of EnvClient."""
+
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S, retries: int = RETRIES) -> None:
+        self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self.stub = env_pb2_grpc.EnvServiceStub(self._channel)
+        self.timeout, self.retries = timeout, retries
+        self.token = b""
+
+    async def __aenter__(self) -> AsyncEnvClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def reset(
+        self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
+    ) -> tuple[Observation, dict[str, Any]]:
+        request = reset_request(task_id, split, seed, episode_id)
+        reply = await with_retries_async(lambda: self.stub.Reset(request, timeout=self.timeout), self.retries)
+        self.token = reply.state_token
+        return convert.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
+
+    async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
+        request = env_pb2.StepRequest(state_token=self.token, action=action_pb(action))
+        reply = await with_retries_async(lambda: self.stub.Step(request, timeout=self.timeout), self.retries)
+        self.token = reply.state_token
+        return step_result(reply)
+
+    async def state(self) -> env_pb2.EpisodeState:
+        request = env_pb2.StateRequest(state_token=self.token)
+        reply = await with_retries_async(lambda: self.stub.State(request, timeout=self.timeout), self.retries)
+        return reply.state
+
+
+class VectorEnvClient:
+    """`num_envs` episodes of one task, stepped with one StepBatch call per step.
+
+    Finished episodes reset automatically to the next seed from `seeds`; the step that
+    finished one returns its last observation in info["final_observation"] and the new
+    episode's first observation in place, as gymnasium's vector envs do."""
+
+    def __init__(
+        self,
+        address: str,
+        num_envs: int,
+        task_id: str = "end_to_end_resolution",
+        split: str = "train",
+        seeds: Iterator[int] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self._client = EnvClient(address, timeout)
+        self.num_envs, self.task_id, self.split = num_envs, task_id, split
+        self._seeds = seeds if seeds is not None else iter(range(2**62))
+        self.tokens: list[bytes] = [b""] * num_envs
+        self.seeds: list[int] = [0] * num_envs
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _reset_many(self, indexes: Sequence[int]) -> list[Observation]:
+        requests = []
+        for i in indexes:
+            self.seeds[i] = next(self._seeds)
+            requests.append(reset_request(self.task_id, self.split, self.seeds[i]))
+        reply = self._client._call(self._client.stub.ResetBatch, env_pb2.ResetBatchRequest(requests=requests))
+        out = []
+        for i, item in zip(indexes, reply.responses, strict=True):
+            self.tokens[i] = item.state_token
+            out.append(convert.observation_from_pb(item.observation))
+        return out
+
+    def reset(self) -> list[Observation]:
+        return self._reset_many(range(self.num_envs))
+
+    def step(
+        self, actions: Sequence[Action | dict[str, Any] | str | pb.Action]
+    ) -> tuple[list[Observation], list[float], list[bool], list[bool], list[dict[str, Any]]]:
+        if len(actions) != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
+        requests = [
+            env_pb2.StepRequest(state_token=t, action=action_pb(a)) for t, a in zip(self.tokens, actions, strict=True)
+        ]
+        reply = self._client._call(self._client.stub.StepBatch, env_pb2.StepBatchRequest(requests=requests))
+        observations, rewards, terminated, truncated, infos = [], [], [], [], []
+        for i, item in enumerate(reply.responses):
+            self.tokens[i] = item.state_token
+            obs, reward, term, trunc, info = step_result(item)
+            info["seed"] = self.seeds[i]
+            observations.append(obs)
+            rewards.append(reward)
+            terminated.append(term)
+            truncated.append(trunc)
+            infos.append(info)
+        done = [i for i in range(self.num_envs) if terminated[i] or truncated[i]]
+        if done:
+            for i, fresh in zip(done, self._reset_many(done), strict=True):
+                infos[i]["final_observation"] = observations[i]
+                observations[i] = fresh
+        return observations, rewards, terminated, truncated, infos
+
+
+class SessionClient:
+    """One Session stream (asyncio): reset and step without tokens on the wire."""
+
+    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        self._stub = env_pb2_grpc.EnvServiceStub(self._channel)
+        self._call: Any = None
+        self.timeout = timeout
+
+    async def __aenter__(self) -> SessionClient:
+        self._call = self._stub.Session()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._call is not None:
+            await self._call.done_writing()
+            self._call = None
+        await self._channel.close()
+
+    async def _ask(self, request: env_pb2.SessionRequest) -> env_pb2.SessionResponse:
+        if self._call is None:
+            self._call = self._stub.Session()
+        await self._call.write(request)
+        reply = await asyncio.wait_for(self._call.read(), self.timeout)
+        if reply is grpc.aio.EOF:
+            raise ConnectionError("the session stream closed")
+        return reply
+
+    async def reset(
+        self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
+    ) -> tuple[Observation, dict[str, Any]]:
+        reply = await self._ask(env_pb2.SessionRequest(reset=reset_request(task_id, split, seed, episode_id)))
+        return convert.observation_from_pb(reply.reset.observation), {"episode_id": reply.reset.episode_id}
+
+    async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
+        reply = await self._ask(env_pb2.SessionRequest(step=action_pb(action)))
+        return step_result(reply.step)
