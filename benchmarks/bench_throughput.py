@@ -24,14 +24,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grpc  # noqa: E402
+import grpc
 
-from baseline_agent.embedded import ServiceProcess, start_service  # noqa: E402
-from supportenv import expert  # noqa: E402
-from supportenv.actions import Action  # noqa: E402
-from supportenv.episode import new_episode, observe, step  # noqa: E402
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc  # noqa: E402
-from supportenv.v1 import types_pb2 as pb  # noqa: E402
+from baseline_agent.embedded import ServiceProcess, start_service
+from supportenv import expert
+from supportenv.actions import Action
+from supportenv.episode import new_episode, observe, step
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import types_pb2 as pb
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode
