@@ -37,12 +37,14 @@ class ServiceProcess:
         return self.process.returncode
 
 
-def start_service(module: str, env: dict[str, str] | None = None, timeout: float = 20.0) -> ServiceProcess:
-    """Run `python -m module --host 127.0.0.1 --port 0` and wait for its ready line."""
+def start_service(
+    module: str, env: dict[str, str] | None = None, timeout: float = 20.0, port: int = 0
+) -> ServiceProcess:
+    """Run `python -m module --host 127.0.0.1 --port PORT` (0: any free port) and wait for its ready line."""
     proc_env = {**os.environ, **(env or {})}
     proc_env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), proc_env.get("PYTHONPATH"))))
     process = subprocess.Popen(
-        [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", "0"],
+        [sys.executable, "-m", module, "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

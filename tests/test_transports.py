@@ -1,0 +1,192 @@
+"""One contract, every transport: unary, batched and streamed stepping (and the
+in-process library) give the same episode, and each fails the documented way."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import socket
+import threading
+import time
+
+import grpc
+import pytest
+
+from baseline_agent.embedded import start_service
+from supportenv import expert
+from supportenv.actions import Action
+from supportenv.episode import new_episode, observe, step
+from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.client import AsyncEnvClient, EnvClient, SessionClient, VectorEnvClient
+from supportenv.v1.limits import MAX_BATCH
+
+TASK = "end_to_end_resolution"
+SEEDS = (0, 1, 2, 3)
+
+
+def script(seed: int) -> list[Action]:
+    """The expert's actions plus one wrong one in the middle, so penalties are compared too."""
+    scenario, state = new_episode(TASK, "train", seed)
+    actions = [Action("escalate_to_human", text="just in case")]
+    step(scenario, state, actions[0])
+    while not state.done:
+        actions.append(expert.expert_action(scenario, state, TASK))
+        step(scenario, state, actions[-1])
+    return actions
+
+
+def library_run(seed: int) -> list[tuple]:
+    scenario, state = new_episode(TASK, "train", seed)
+    out = [(observe(scenario, state), 0.0, False, False)]
+    for action in script(seed):
+        result = step(scenario, state, action)
+        out.append((result.observation, result.reward, result.terminated, result.truncated))
+    return out
+
+
+def unary_run(address: str, seed: int) -> list[tuple]:
+    with EnvClient(address) as client:
+        obs, _ = client.reset(TASK, "train", seed)
+        out = [(obs, 0.0, False, False)]
+        for action in script(seed):
+            obs, reward, term, trunc, _ = client.step(action)
+            out.append((obs, reward, term, trunc))
+    return out
+
+
+def async_run(address: str, seed: int) -> list[tuple]:
+    async def play():
+        async with AsyncEnvClient(address) as client:
+            obs, _ = await client.reset(TASK, "train", seed)
+            out = [(obs, 0.0, False, False)]
+            for action in script(seed):
+                obs, reward, term, trunc, _ = await client.step(action)
+                out.append((obs, reward, term, trunc))
+            return out
+
+    return asyncio.run(play())
+
+
+def stream_run(address: str, seed: int) -> list[tuple]:
+    async def play():
+        async with SessionClient(address) as session:
+            obs, _ = await session.reset(TASK, "train", seed)
+            out = [(obs, 0.0, False, False)]
+            for action in script(seed):
+                obs, reward, term, trunc, _ = await session.step(action)
+                out.append((obs, reward, term, trunc))
+            return out
+
+    return asyncio.run(play())
+
+
+def batch_run(address: str, seed: int) -> list[tuple]:
+    vector = VectorEnvClient(address, num_envs=1, task_id=TASK, split="train", seeds=iter([seed, 10_000]))
+    try:
+        out = [(vector.reset()[0], 0.0, False, False)]
+        for action in script(seed):
+            observations, rewards, term, trunc, infos = vector.step([action])
+            obs = infos[0].get("final_observation", observations[0])
+            out.append((obs, rewards[0], term[0], trunc[0]))
+    finally:
+        vector.close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def address():
+    service = start_service("env_service", {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32), "SUPPORTENV_WORKERS": "2"})
+    try:
+        yield service.address
+    finally:
+        assert service.stop() == 0
+
+
+@pytest.mark.parametrize("transport", [unary_run, async_run, stream_run, batch_run])
+def test_every_transport_plays_the_same_episode(address, transport):
+    for seed in SEEDS:
+        assert transport(address, seed) == library_run(seed), (transport.__name__, seed)
+
+
+def test_vector_client_auto_resets(address):
+    vector = VectorEnvClient(address, num_envs=3, task_id="issue_classification", seeds=iter(range(100)))
+    try:
+        vector.reset()
+        resolve = Action("mark_resolved")
+        _, _, terminated, _, infos = vector.step([resolve] * 3)
+        assert terminated == [True] * 3
+        assert all("final_observation" in info for info in infos)
+        observations, _, terminated, _, _ = vector.step([resolve] * 3)
+        assert terminated == [True] * 3 and [o.step for o in observations] == [0, 0, 0]
+        assert vector.seeds == [6, 7, 8]
+    finally:
+        vector.close()
+
+
+def test_batch_errors_name_the_item_and_size_is_limited(address):
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        good = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=1)
+        bad = env_pb2.ResetRequest(task_id="nope")
+        with pytest.raises(grpc.RpcError) as info:
+            stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[good, bad]))
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND and "item 1" in info.value.details()
+        with pytest.raises(grpc.RpcError) as info:
+            stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[good] * (MAX_BATCH + 1)))
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        token = stub.Reset(good).state_token
+        with pytest.raises(grpc.RpcError) as info:
+            stub.StepBatch(env_pb2.StepBatchRequest(requests=[env_pb2.StepRequest(state_token=token[:-3])]))
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "item 0" in info.value.details()
+
+
+def test_session_errors_and_tokens(address):
+    async def play():
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = env_pb2_grpc.EnvServiceStub(channel)
+            call = stub.Session()
+            await call.write(env_pb2.SessionRequest(step=convert.action_to_pb(Action("mark_resolved"))))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await call.read()
+            assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            call = stub.Session()
+            reset = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=2)
+            await call.write(env_pb2.SessionRequest(reset=reset))
+            await call.read()
+            classify = convert.action_to_pb(Action("classify_issue", category="billing"))
+            await call.write(env_pb2.SessionRequest(step=classify, want_token=True))
+            reply = await call.read()
+            await call.write(env_pb2.SessionRequest(state=env_pb2.StateRequest()))
+            state = (await call.read()).state.state
+            await call.done_writing()
+            assert state.step == 1 and list(state.actions) == [classify]
+            return reply.step.state_token
+
+    token = asyncio.run(play())
+    # The stream's episode continues over unary Step, on any replica with the key.
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        reply = stub.Step(env_pb2.StepRequest(state_token=token, action=convert.action_to_pb(Action("mark_resolved"))))
+        assert reply.terminated and reply.observation.step == 2
+
+
+def test_client_retries_until_the_service_is_up():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = []
+
+    def start_late():
+        time.sleep(0.3)
+        started.append(start_service("env_service", {"SUPPORTENV_WORKERS": "1"}, port=port))
+
+    thread = threading.Thread(target=start_late)
+    thread.start()
+    try:
+        with EnvClient(f"127.0.0.1:{port}", timeout=5.0, retries=8) as client:
+            assert len(client.list_tasks()) == 3
+    finally:
+        thread.join()
+        for service in started:
+            service.stop()
