@@ -12,38 +12,20 @@ from __future__ import annotations
 import json
 import math
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO
 
 import grpc
 
 from baseline_agent.policies import Policy
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.client import CHANNEL_OPTIONS, with_retries
 
 ENV_NAME = "supportenv"
 RPC_TIMEOUT_S = 10.0
-RETRIES = 4
-# Spread calls over every address a name resolves to (e.g. all env replicas in compose):
-# the service is stateless, so any replica can take any call.
-CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin")]
-T = TypeVar("T")
-
-
-def with_retries(call: Callable[[], T]) -> T:
-    """Retry UNAVAILABLE: every call we make is safe to repeat (Step is a pure
-    function of its token, Grade of its trajectory)."""
-    for attempt in range(RETRIES):
-        try:
-            return call()
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES - 1:
-                raise
-            time.sleep(0.2 * 2**attempt)
-    raise AssertionError("unreachable")
 
 
 @dataclass
