@@ -34,11 +34,12 @@ import grpc
 
 from baseline_agent.embedded import start_service
 from baseline_agent.progress import Progress, wants_bar
-from baseline_agent.runner import RPC_TIMEOUT_S, with_retries
+from baseline_agent.runner import RPC_TIMEOUT_S
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES
 from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.client import with_retries
 from supportenv.world import SPLITS
 
 # The same tolerance for score and rewards: every value is a double end to end, and JSON keeps
