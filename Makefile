@@ -42,7 +42,7 @@ lint: $(STAMP) tools/buf/node_modules/.installed
 # buf (protos/ lint and breaking-change check), pinned in tools/buf/package-lock.json.
 tools/buf/node_modules/.installed: tools/buf/package.json tools/buf/package-lock.json
 	@command -v npm >/dev/null || { echo "make lint needs Node.js and npm (for buf): https://nodejs.org" >&2; exit 1; }
-	cd tools/buf && npm ci --no-audit --no-fund --ignore-scripts
+	cd tools/buf && npm ci --no-audit --no-fund --ignore-scripts --no-bin-links
 	@touch $@
 
 clean:

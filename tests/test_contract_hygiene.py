@@ -34,7 +34,7 @@ def buf_installed() -> Path:
         fcntl.flock(held, fcntl.LOCK_EX)
         if not (STAMP.is_file() and STAMP.read_text().strip() == wanted):
             done = subprocess.run(
-                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--no-bin-links"],
                 cwd=BUF_DIR,
                 capture_output=True,
                 text=True,

@@ -46,7 +46,7 @@ def node_client() -> Path:
         fcntl.flock(held, fcntl.LOCK_EX)
         if not (STAMP.is_file() and STAMP.read_text().strip() == wanted):
             done = subprocess.run(
-                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--no-bin-links"],
                 cwd=CLIENT,
                 capture_output=True,
                 text=True,

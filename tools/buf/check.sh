@@ -7,15 +7,17 @@
 # Usage: tools/buf/check.sh [lint|breaking|all]   (default: all; runs from any directory)
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-buf="$root/tools/buf/node_modules/.bin/buf"
+# The package's own launcher: npm runs with --no-bin-links, since symlinks in the tree
+# would break `openenv validate` at the repository root.
+buf="$root/tools/buf/node_modules/@bufbuild/buf/bin/buf"
 cd "$root"
-if [ ! -x "$buf" ]; then
+if [ ! -f "$buf" ]; then
 	echo "buf is not installed: run 'npm ci --prefix tools/buf' (make lint does it)" >&2
 	exit 2
 fi
 
 lint() {
-	"$buf" lint protos
+	node "$buf" lint protos
 	echo "buf lint: ok"
 }
 
@@ -31,7 +33,7 @@ breaking() {
 	fi
 	# The common git dir, so this works in linked worktrees too; the commit by hash.
 	gitdir=$(cd "$(git rev-parse --git-common-dir)" && pwd)
-	"$buf" breaking protos --against "$gitdir#format=git,ref=$sha,subdir=protos"
+	node "$buf" breaking protos --against "$gitdir#format=git,ref=$sha,subdir=protos"
 	echo "buf breaking: ok against $ref ($sha)"
 }
 
