@@ -14,7 +14,7 @@ help:
 	@echo "make test   - run the test suite"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff"
-	@echo "make bench  - benchmarks in benchmarks/, printed as figures"
+	@echo "make bench  - benchmarks in benchmarks/, printed as figures (BENCH_JSON=PATH also writes JSON)"
 
 $(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,8 @@ proto: $(STAMP)
 	$(PY) tools/protogen.py
 
 bench: $(STAMP)
-	@for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+	$(PY) benchmarks/bench_world.py
+	$(PY) benchmarks/bench_throughput.py $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 lint: $(STAMP) tools/buf/node_modules/.installed
 	$(PY) -m ruff check .

@@ -9,6 +9,7 @@ import secrets
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,9 +39,14 @@ class ServiceProcess:
 
 
 def start_service(
-    module: str, env: dict[str, str] | None = None, timeout: float = 20.0, port: int = 0
+    module: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 20.0,
+    port: int = 0,
+    wait_ready: Callable[[str], None] = wait_healthy,
 ) -> ServiceProcess:
-    """Run `python -m module --host 127.0.0.1 --port PORT` (0: any free port) and wait for its ready line."""
+    """Run `python -m module --host 127.0.0.1 --port PORT` (0: any free port), wait for its
+    ready line, then for `wait_ready(address)` (by default: the gRPC health check says SERVING)."""
     proc_env = {**os.environ, **(env or {})}
     proc_env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT), proc_env.get("PYTHONPATH"))))
     process = subprocess.Popen(
@@ -72,7 +78,11 @@ def start_service(
         process.wait()
         raise RuntimeError(f"{module} did not start within {timeout:.0f}s:\n" + "\n".join(output[-20:]))
     service = ServiceProcess(module, process, found[0], output)
-    wait_healthy(service.address)
+    try:
+        wait_ready(service.address)
+    except BaseException:
+        service.stop()
+        raise
     return service
 
 
