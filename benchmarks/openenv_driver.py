@@ -32,19 +32,6 @@ def _http_ready(address: str, timeout: float = START_TIMEOUT_S) -> None:
         time.sleep(0.2)
 
 
-def _wire(action: Action) -> SupportAction:
-    return SupportAction(
-        kind=action.kind,
-        category=action.category,
-        priority=action.priority,
-        issue_type=action.issue_type,
-        fields=list(action.fields),
-        text=action.text,
-        article_id=action.article_id,
-        department=action.department,
-    )
-
-
 async def _run(base_url: str, episodes, seconds: float, sessions: int) -> float:
     counts = [0] * sessions
     deadline = time.perf_counter() + seconds
@@ -66,7 +53,7 @@ async def _run(base_url: str, episodes, seconds: float, sessions: int) -> float:
 
 
 def measure(episodes: Sequence[tuple[int, list[Action]]], seconds: float, concurrency: int) -> dict[str, float]:
-    wire = [(seed, [_wire(a) for a in actions]) for seed, actions in episodes]
+    wire = [(seed, [SupportAction.from_library(a) for a in actions]) for seed, actions in episodes]
     # Room for every benchmark session (the adapter's default is 32).
     env = {MAX_SESSIONS_ENV: str(max(concurrency, 1) + 8)}
     adapter = start_service("openenv_adapter", env, timeout=START_TIMEOUT_S, wait_ready=_http_ready)
