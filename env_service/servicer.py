@@ -16,8 +16,8 @@ from supportenv.episode import EpisodeState, new_episode, observe, step
 from supportenv.errors import InvalidRequestError
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
-from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS
-from supportenv.v1.serving import LimitExceededError, NoEpisodeError, register_status, rpc, status_for
+from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
+from supportenv.v1.serving import LimitExceededError, NoEpisodeError, details, register_status, rpc, status_for
 from supportenv.world import Scenario, generate
 
 register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
@@ -40,6 +40,16 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         self._task_pb = {t.task_id: convert.task_to_pb(t) for t in TASKS}
 
     # ---- the work, shared by every transport ----
+
+    def _token(self, state: EpisodeState) -> bytes:
+        """The signed token, never one that decode would refuse as too long."""
+        token = self._codec.encode(state)
+        if len(token) > MAX_TOKEN_BYTES:
+            raise LimitExceededError(
+                f"the episode's state token would be {len(token)} bytes; the limit is {MAX_TOKEN_BYTES}. "
+                "It carries every text of the episode: send shorter texts"
+            )
+        return token
 
     def _reset(self, request: env_pb2.ResetRequest) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
         if not request.task_id:
@@ -65,12 +75,12 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         if not request.HasField("action"):
             raise InvalidRequestError("action is required")
         response = self._step(generate(state.task_id, state.split, state.seed), state, request.action)
-        response.state_token = self._codec.encode(state)
+        response.state_token = self._token(state)
         return response
 
     def _reset_token(self, request: env_pb2.ResetRequest) -> env_pb2.ResetResponse:
         _, state, response = self._reset(request)
-        response.state_token = self._codec.encode(state)
+        response.state_token = self._token(state)
         return response
 
     # ---- unary and batched ----
@@ -129,7 +139,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                     scenario, state, reset = self._reset(request.reset)
                     response = env_pb2.SessionResponse(reset=reset)
                     if request.want_token:
-                        response.reset.state_token = self._codec.encode(state)
+                        response.reset.state_token = self._token(state)
                 elif kind is None:
                     raise InvalidRequestError("a SessionRequest needs one of reset, step or state")
                 elif scenario is None or state is None:
@@ -137,7 +147,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 elif kind == "step":
                     response = env_pb2.SessionResponse(step=self._step(scenario, state, request.step))
                     if request.want_token:
-                        response.step.state_token = self._codec.encode(state)
+                        response.step.state_token = self._token(state)
                 else:
                     public = convert.episode_state_to_pb(state, observe(scenario, state))
                     response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))
@@ -145,5 +155,5 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 code = status_for(exc)
                 if code is None:
                     raise
-                await context.abort(code, str(exc))
+                await context.abort(code, details(exc))
             yield response

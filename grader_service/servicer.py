@@ -6,6 +6,7 @@ from __future__ import annotations
 from supportenv.errors import InvalidRequestError
 from supportenv.graders import grade_state, replay
 from supportenv.v1 import convert, grader_pb2_grpc
+from supportenv.v1.limits import MAX_EPISODE_ID_CHARS
 from supportenv.v1.serving import rpc
 
 
@@ -17,6 +18,8 @@ class GraderServicer(grader_pb2_grpc.GraderServiceServicer):
         traj = request.trajectory
         if not traj.task_id:
             raise InvalidRequestError("trajectory.task_id is required")
+        if len(traj.episode_id) > MAX_EPISODE_ID_CHARS:
+            raise InvalidRequestError(f"trajectory.episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
         split = convert.split_from_pb(traj.split)
         actions = [convert.action_from_pb(a) for a in traj.actions]
         scenario, state = replay(traj.task_id, split, traj.seed, actions, traj.episode_id)

@@ -181,6 +181,8 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
         if not isinstance(kind, str):
             raise InvalidActionError("an action dict needs 'action_type' (or 'kind')")
         params = data.pop("parameters", None) or {}
+        if not isinstance(params, dict):
+            raise InvalidActionError(f"'parameters' must be a dict, not {type(params).__name__}")
         data.update(params)
         text = next((data[k] for k in ("text", "message", "question", "reason", "note", "summary") if data.get(k)), "")
         fields = data.get("fields", ())
@@ -197,7 +199,7 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
                 article_id=str(data.get("article_id", "")),
                 department=str(data.get("department", "")),
             )
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:  # e.g. fields that are not a list, an int too long for str()
             raise InvalidActionError(f"bad action parameters: {exc}") from exc
         return validate(action)
     raise InvalidActionError(f"cannot make an action from {type(raw).__name__}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import inspect
 import logging
 import multiprocessing
 import os
@@ -14,10 +15,11 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -25,6 +27,11 @@ from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidR
 from supportenv.v1.limits import MAX_MESSAGE_BYTES, SHUTDOWN_GRACE_S
 
 log = logging.getLogger("supportenv")
+
+# Longest status message sent back, in UTF-8 bytes. Messages may quote the client's own
+# input, and a message that outgrows gRPC's metadata limit reaches the client as a
+# confusing RESOURCE_EXHAUSTED "Stream removed" instead of the real error.
+MAX_DETAILS_BYTES = 1024
 
 
 class LimitExceededError(ValueError):
@@ -54,6 +61,15 @@ def status_for(exc: BaseException) -> grpc.StatusCode | None:
     return None
 
 
+def details(exc: BaseException) -> str:
+    """The status message for `exc`, clipped to MAX_DETAILS_BYTES."""
+    text = str(exc)
+    raw = text.encode()
+    if len(raw) <= MAX_DETAILS_BYTES:
+        return text
+    return raw[:MAX_DETAILS_BYTES].decode(errors="ignore") + f"... ({len(raw)} bytes in all)"
+
+
 def register_status(kind: type[BaseException], code: grpc.StatusCode) -> None:
     """Let a service map its own error type (e.g. a bad token) to a status code."""
     global _STATUS_FOR
@@ -71,10 +87,100 @@ def rpc(method: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
             code = status_for(exc)
             if code is None:
                 raise
-            await context.abort(code, str(exc))
+            await context.abort(code, details(exc))
             raise  # unreachable: abort raises
 
     return wrapper
+
+
+class _Unparsable:
+    """Stands in for request bytes that are not a valid message, so that the call is
+    refused with INVALID_ARGUMENT (a failing deserializer would make it UNKNOWN)."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as exc:
+            return _Unparsable(str(exc))
+
+    return parse
+
+
+async def _refuse_unparsable(request: Any, context: grpc.aio.ServicerContext) -> None:
+    if isinstance(request, _Unparsable):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {request.reason}")
+
+
+async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+    async for request in requests:
+        await _refuse_unparsable(request, context)
+        yield request
+
+
+def _refusing(behavior: Callable[..., Any], streaming_requests: bool) -> Callable[..., Any] | None:
+    """`behavior`, refusing unparsable requests first; None if it is not an async handler."""
+    if inspect.isasyncgenfunction(behavior):
+
+        async def stream_out(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            if streaming_requests:
+                request = _checked(request, context)
+            else:
+                await _refuse_unparsable(request, context)
+            async for response in behavior(request, context):
+                yield response
+
+        return stream_out
+    if inspect.iscoroutinefunction(behavior):
+
+        async def unary_out(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            if streaming_requests:
+                request = _checked(request, context)
+            else:
+                await _refuse_unparsable(request, context)
+            return await behavior(request, context)
+
+        return unary_out
+    return None
+
+
+class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
+    """Answers request bytes that do not parse as the method's message with INVALID_ARGUMENT."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, grpc.RpcMethodHandler] = {}  # registered methods only
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        method = handler_call_details.method
+        wrapped = self._handlers.get(method)
+        if wrapped is None:
+            handler = await continuation(handler_call_details)
+            if handler is None:  # no such method: not cached, so unknown names cannot pile up
+                return None
+            wrapped = self._handlers[method] = self._wrap(handler)
+        return wrapped
+
+    @staticmethod
+    def _wrap(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        kind = ("stream" if handler.request_streaming else "unary") + "_"
+        kind += "stream" if handler.response_streaming else "unary"
+        behavior = _refusing(getattr(handler, kind), handler.request_streaming)
+        if behavior is None or not hasattr(handler, "_replace"):
+            return handler
+        return handler._replace(request_deserializer=_lenient(handler.request_deserializer), **{kind: behavior})
 
 
 def server_args(
@@ -115,12 +221,13 @@ async def serve(
     their full service names (for health and reflection). A worker of a multi-process
     server passes `on_ready`, shares the port (SO_REUSEPORT) and prints no ready line."""
     server = grpc.aio.server(
+        interceptors=[MalformedRequestInterceptor()],
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             # Off for a lone server, so it can never silently share a port with another one.
             ("grpc.so_reuseport", 1 if on_ready else 0),
-        ]
+        ],
     )
     service_names = list(register(server))
     health_servicer = health.aio.HealthServicer()
