@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test proto lint bench clean help
+.PHONY: run test proto lint bench soak clean help
 
 help:
 	@echo "make run    - play the rule baseline on every task through both services, print scores"
@@ -15,6 +15,7 @@ help:
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks in benchmarks/, printed as figures (BENCH_JSON=PATH also writes JSON)"
+	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
 
 $(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,14 @@ proto: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_world.py
 	$(PY) benchmarks/bench_throughput.py $(if $(BENCH_JSON),--json $(BENCH_JSON))
+
+# A bounded load on loopback that stops by itself: SOAK_CLIENTS clients for SOAK_SECONDS seconds;
+# exits non-zero on any error, lost episode or grade, or server memory growth over 10 MB.
+SOAK_CLIENTS ?= 64
+SOAK_SECONDS ?= 60
+
+soak: $(STAMP)
+	$(PY) benchmarks/soak.py --clients $(SOAK_CLIENTS) --seconds $(SOAK_SECONDS) $(if $(SOAK_JSON),--json $(SOAK_JSON))
 
 lint: $(STAMP) tools/buf/node_modules/.installed
 	$(PY) -m ruff check .

@@ -1,27 +1,45 @@
 """State tokens: the whole episode state, serialized and signed with HMAC-SHA256.
 
-Layout: version (1 byte) | HMAC-SHA256 of the rest (32 bytes) | compact JSON of the
-EpisodeState as a positional row (EpisodeState.to_row). Any replica holding the same key
-can verify and continue an episode; a flipped bit, a truncated token or another key's
-token fails verification.
+Layout: version (1 byte) | key id (4 bytes) | HMAC-SHA256 of version, key id and payload
+(32 bytes) | compact JSON of the EpisodeState as a positional row (EpisodeState.to_row).
+Any replica holding the same key can verify and continue an episode; a flipped bit, a
+truncated token or another key's token fails verification.
+
+Key rotation: the key id (the first 4 bytes of SHA-256 of the key) names the key that
+signed a token, so a replica picks the right key at once. New tokens are always signed
+with the current key ($SUPPORTENV_TOKEN_KEY or the file named by $SUPPORTENV_TOKEN_KEY_FILE);
+tokens signed with the previous key ($SUPPORTENV_TOKEN_KEY_PREVIOUS or
+$SUPPORTENV_TOKEN_KEY_PREVIOUS_FILE, optional) still verify, until the Unix time in
+$SUPPORTENV_TOKEN_KEY_PREVIOUS_UNTIL if that is set. This is the service layer, so it may
+read the clock; the simulation library never does.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
-import json
 import logging
 import os
 import secrets
+import time
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from pathlib import Path
+
+import orjson
 
 from supportenv.episode import EpisodeState
 from supportenv.v1.limits import MAX_TOKEN_BYTES
 
-TOKEN_VERSION = b"\x02"  # 2: positional state rows
+TOKEN_VERSION = b"\x03"  # 2: positional state rows; 3: a key id before the MAC
+KEY_ID_BYTES = 4
 MAC_BYTES = 32
+HEADER_BYTES = 1 + KEY_ID_BYTES + MAC_BYTES
 KEY_ENV = "SUPPORTENV_TOKEN_KEY"
 KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_FILE"
+PREVIOUS_KEY_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS"
+PREVIOUS_KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_FILE"
+PREVIOUS_UNTIL_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_UNTIL"
 MIN_KEY_BYTES = 16
 
 log = logging.getLogger(__name__)
@@ -31,50 +49,190 @@ class InvalidTokenError(ValueError):
     """The token is not one this service (or a replica sharing its key) issued."""
 
 
-def load_key() -> bytes:
-    """The signing key: from $SUPPORTENV_TOKEN_KEY, else the file named by
-    $SUPPORTENV_TOKEN_KEY_FILE, else a fresh random key for this process only."""
-    value = os.environ.get(KEY_ENV, "")
-    path = os.environ.get(KEY_FILE_ENV, "")
+class TokenKeyError(ValueError):
+    """The configured token key is unusable (too short, unreadable, inconsistent settings)."""
+
+
+def key_id(key: bytes) -> bytes:
+    """The 4-byte id written into every token: the first bytes of SHA-256 of the key."""
+    return hashlib.sha256(key).digest()[:KEY_ID_BYTES]
+
+
+def _utc(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class TokenKey(bytes):
+    """The signing key (its bytes), with the previous key still accepted for verification
+    and the end of that grace period (a Unix time, or None for no deadline).
+
+    A bytes subclass, so it travels wherever a plain key does (to spawned worker
+    processes too) and `TokenCodec(load_key())` picks up the rotation settings."""
+
+    previous: bytes | None
+    previous_until: float | None
+
+    def __new__(cls, key: bytes, previous: bytes | None = None, previous_until: float | None = None) -> TokenKey:
+        self = super().__new__(cls, key)
+        self.previous = bytes(previous) if previous else None
+        self.previous_until = previous_until
+        return self
+
+    def __reduce__(self):  # type: ignore[override]
+        return (TokenKey, (bytes(self), self.previous, self.previous_until))
+
+    def __repr__(self) -> str:  # never the secret itself
+        previous = f", previous={key_id(self.previous).hex()}" if self.previous else ""
+        return f"TokenKey(id={key_id(self).hex()}{previous})"
+
+
+def _read(environ: Mapping[str, str], value_var: str, file_var: str, required_file: bool) -> tuple[bytes, str] | None:
+    """A key from `value_var`, else from the file named by `file_var`; with where it came from.
+    A missing file is an error for the current key and means "none" for the previous one."""
+    value, path = environ.get(value_var, ""), environ.get(file_var, "")
+    source = value_var
     if not value and path:
-        value = Path(path).read_text().strip()
-    if value:
-        key = value.encode()
-        if len(key) < MIN_KEY_BYTES:
-            raise ValueError(f"the token key must be at least {MIN_KEY_BYTES} bytes")
-        return key
-    log.warning(
-        "%s is not set: using a random per-process key. Tokens will not be accepted by other "
-        "replicas or after a restart; set the same key on every replica.",
-        KEY_ENV,
-    )
-    return secrets.token_bytes(32)
+        source = f"{file_var}={path}"
+        try:
+            value = Path(path).read_text().strip()
+        except FileNotFoundError:
+            if required_file:
+                raise TokenKeyError(f"{source}: no such file") from None
+            return None
+        except OSError as exc:
+            raise TokenKeyError(f"{source}: cannot read it: {exc.strerror or exc}") from None
+        if not value:
+            raise TokenKeyError(f"{source}: the file is empty")
+    if not value:
+        return None
+    key = value.encode()
+    if len(key) < MIN_KEY_BYTES:
+        raise TokenKeyError(
+            f"{source}: the token key is {len(key)} bytes; it must be at least {MIN_KEY_BYTES} "
+            "(make one with `python -m env_service.keygen PATH`)"
+        )
+    return key, source
+
+
+def read_keys(environ: Mapping[str, str] | None = None) -> TokenKey | None:
+    """The configured keys, or None when no current key is configured. TokenKeyError
+    (with a message naming the setting) when a setting is unusable."""
+    environ = os.environ if environ is None else environ
+    current = _read(environ, KEY_ENV, KEY_FILE_ENV, required_file=True)
+    previous = _read(environ, PREVIOUS_KEY_ENV, PREVIOUS_KEY_FILE_ENV, required_file=False)
+    until_text = environ.get(PREVIOUS_UNTIL_ENV, "").strip()
+    until = None
+    if until_text:
+        try:
+            until = float(until_text)
+        except ValueError:
+            raise TokenKeyError(f"{PREVIOUS_UNTIL_ENV}={until_text!r} is not a Unix time in seconds") from None
+    if current is None:
+        if previous is not None:
+            raise TokenKeyError(f"{previous[1]} is set but {KEY_ENV} / {KEY_FILE_ENV} is not: set the new key too")
+        return None
+    if previous is not None:
+        if previous[0] != current[0] and key_id(previous[0]) == key_id(current[0]):
+            raise TokenKeyError("the current and previous token keys have the same key id; generate a new key")
+        if previous[0] == current[0]:
+            previous = None  # rotation finished without removing the setting: nothing extra to accept
+    return TokenKey(current[0], previous[0] if previous else None, until)
+
+
+def load_key() -> bytes:
+    """The keys for this process, from the environment: a TokenKey (the signing key,
+    plus the previous key during a rotation), else a fresh random key for this process
+    only. An unusable setting stops the service with a message saying which and why."""
+    try:
+        keys = read_keys()
+    except TokenKeyError as exc:
+        raise SystemExit(f"env_service: bad token key setting: {exc}") from None
+    if keys is None:
+        log.warning(
+            "%s is not set: using a random per-process key. Tokens will not be accepted by other "
+            "replicas or after a restart; set the same key on every replica.",
+            KEY_ENV,
+        )
+        return secrets.token_bytes(32)
+    log.info("token key id %s", key_id(keys).hex())
+    if keys.previous:
+        until = keys.previous_until
+        log.info(
+            "previous token key id %s is accepted for verification %s",
+            key_id(keys.previous).hex(),
+            f"until {_utc(until)}" if until is not None else "(no deadline)",
+        )
+        if until is not None and until <= time.time():
+            log.warning("the grace period of the previous token key ended at %s; it is refused", _utc(until))
+    elif os.environ.get(PREVIOUS_KEY_FILE_ENV):
+        log.info("no previous token key accepted: %s is absent or holds the current key", PREVIOUS_KEY_FILE_ENV)
+    return keys
 
 
 class TokenCodec:
-    def __init__(self, key: bytes) -> None:
-        self._key = key
+    """Signs tokens with `key`; verifies tokens of `key` and, during a rotation, of the
+    previous key (taken from a TokenKey, or given) until `previous_until` by `clock`."""
 
-    def _mac(self, payload: bytes) -> bytes:
-        return hmac.digest(self._key, TOKEN_VERSION + payload, "sha256")
+    def __init__(
+        self,
+        key: bytes,
+        previous: bytes | None = None,
+        previous_until: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if isinstance(key, TokenKey):
+            previous = previous if previous is not None else key.previous
+            previous_until = previous_until if previous_until is not None else key.previous_until
+        self._key = bytes(key)
+        self._id = key_id(self._key)
+        self._previous = bytes(previous) if previous and bytes(previous) != self._key else None
+        self._previous_id = key_id(self._previous) if self._previous else None
+        self._previous_until = previous_until
+        self._clock = clock
+
+    def _mac(self, key: bytes, head: bytes, payload: bytes) -> bytes:
+        return hmac.digest(key, head + payload, "sha256")
 
     def encode(self, state: EpisodeState) -> bytes:
-        payload = json.dumps(state.to_row(), separators=(",", ":"), ensure_ascii=False).encode()
-        return TOKEN_VERSION + self._mac(payload) + payload
+        payload = orjson.dumps(state.to_row())
+        head = TOKEN_VERSION + self._id
+        return head + self._mac(self._key, head, payload) + payload
+
+    def _verifying_key(self, kid: bytes) -> bytes:
+        if kid == self._id:
+            return self._key
+        if kid == self._previous_id and self._previous is not None:
+            until = self._previous_until
+            if until is not None and self._clock() >= until:
+                raise InvalidTokenError(
+                    f"state_token was signed with the previous token key (id {kid.hex()}), whose grace period "
+                    f"ended at {_utc(until)}; start a new episode with Reset"
+                )
+            return self._previous
+        raise InvalidTokenError(
+            f"state_token was signed with an unknown key (id {kid.hex()}): it was issued by a service with "
+            "another key, or before a key rotation whose grace period is over"
+        )
 
     def decode(self, token: bytes) -> EpisodeState:
         if not token:
             raise InvalidTokenError("state_token is empty: pass the token from the last Reset or Step")
         if len(token) > MAX_TOKEN_BYTES:
             raise InvalidTokenError(f"state_token is {len(token)} bytes; the limit is {MAX_TOKEN_BYTES}")
-        if token[:1] != TOKEN_VERSION or len(token) <= 1 + MAC_BYTES:
+        if token[:1] != TOKEN_VERSION:
+            raise InvalidTokenError(
+                f"state_token has format version {token[0]}, this service reads version {TOKEN_VERSION[0]}: "
+                "it is malformed, or was issued by another release; start a new episode with Reset"
+            )
+        if len(token) <= HEADER_BYTES:
             raise InvalidTokenError("state_token is malformed or truncated")
-        mac, payload = token[1 : 1 + MAC_BYTES], token[1 + MAC_BYTES :]
-        if not hmac.compare_digest(mac, self._mac(payload)):
+        head, mac, payload = token[: 1 + KEY_ID_BYTES], token[1 + KEY_ID_BYTES : HEADER_BYTES], token[HEADER_BYTES:]
+        key = self._verifying_key(head[1:])
+        if not hmac.compare_digest(mac, self._mac(key, head, payload)):
             raise InvalidTokenError(
                 "state_token failed verification: it was altered, truncated or signed with another key"
             )
         try:
-            return EpisodeState.from_row(json.loads(payload))
+            return EpisodeState.from_row(orjson.loads(payload))
         except (ValueError, KeyError, TypeError) as exc:  # signed by us, so this means a version skew
             raise InvalidTokenError(f"state_token could not be decoded: {exc}") from exc
