@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import math
 import os
 import secrets
 import time
@@ -41,6 +42,7 @@ PREVIOUS_KEY_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS"
 PREVIOUS_KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_FILE"
 PREVIOUS_UNTIL_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_UNTIL"
 MIN_KEY_BYTES = 16
+LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs can print
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +128,9 @@ def read_keys(environ: Mapping[str, str] | None = None) -> TokenKey | None:
         try:
             until = float(until_text)
         except ValueError:
-            raise TokenKeyError(f"{PREVIOUS_UNTIL_ENV}={until_text!r} is not a Unix time in seconds") from None
+            until = math.nan
+        if not 0 <= until < LATEST_UNTIL:  # also refuses nan
+            raise TokenKeyError(f"{PREVIOUS_UNTIL_ENV}={until_text!r} is not a Unix time in seconds")
     if current is None:
         if previous is not None:
             raise TokenKeyError(f"{previous[1]} is set but {KEY_ENV} / {KEY_FILE_ENV} is not: set the new key too")

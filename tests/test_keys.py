@@ -232,8 +232,9 @@ def test_a_short_key_is_refused_at_startup_with_a_clear_message(workers):
         ({KEY_ENV: "k" * 32, PREVIOUS_KEY_ENV: "short"}, f"{PREVIOUS_KEY_ENV}: the token key is 5 bytes"),
         ({PREVIOUS_KEY_ENV: "p" * 32}, "set the new key too"),
         ({KEY_ENV: "k" * 32, PREVIOUS_UNTIL_ENV: "tomorrow"}, "is not a Unix time"),
+        ({KEY_ENV: "k" * 32, PREVIOUS_UNTIL_ENV: "nan"}, "is not a Unix time"),
     ],
-    ids=["missing-file", "empty-file", "short-file", "short-previous", "previous-alone", "bad-deadline"],
+    ids=["missing-file", "empty-file", "short-file", "short-previous", "previous-alone", "bad-deadline", "nan"],
 )
 def test_bad_key_settings_are_refused_at_startup(tmp_path, values, expected):
     (tmp_path / "empty.key").write_text("\n")
