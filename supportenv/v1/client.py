@@ -2,7 +2,8 @@
 
 - `EnvClient` (sync) and `AsyncEnvClient` (asyncio): reset / step / state over unary
   calls; the client carries the state token for you, applies a deadline to every call,
-  and retries UNAVAILABLE (every call is idempotent: Step is a pure function of its token).
+  and retries UNAVAILABLE and server-side CANCELLED (every call is idempotent: Step is a
+  pure function of its token).
 - `VectorEnvClient`: N episodes stepped together with one StepBatch per step, resetting
   finished episodes automatically (gymnasium's vector-env convention).
 - `SessionClient` (asyncio): one bidirectional Session stream; the episode lives in the
@@ -36,13 +37,19 @@ CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin")]
 StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
 
 
+# UNAVAILABLE: no server (yet). CANCELLED: a server shutting down drops calls it had
+# accepted but not started (grpc/grpc#41785); these helpers never cancel a call themselves,
+# so a CANCELLED here came from the server. Every call is idempotent, so both are retried.
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
+
 def with_retries(call: Callable[[], T], retries: int = RETRIES) -> T:
-    """Run `call`, retrying UNAVAILABLE with exponential backoff."""
+    """Run `call`, retrying UNAVAILABLE and server-side CANCELLED with exponential backoff."""
     for attempt in range(retries):
         try:
             return call()
         except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == retries - 1:  # type: ignore[attr-defined]
+            if exc.code() not in RETRYABLE or attempt == retries - 1:  # type: ignore[attr-defined]
                 raise
             time.sleep(0.1 * 2**attempt)
     raise AssertionError("unreachable")
@@ -53,7 +60,7 @@ async def with_retries_async(call: Callable[[], Any], retries: int = RETRIES) ->
         try:
             return await call()
         except grpc.aio.AioRpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == retries - 1:
+            if exc.code() not in RETRYABLE or attempt == retries - 1:
                 raise
             await asyncio.sleep(0.1 * 2**attempt)
     raise AssertionError("unreachable")
