@@ -150,34 +150,49 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
     return rate, (percentile(latencies, 50) * 1e3 if latencies else float("nan"))
 
 
-def bench_batch(address: str, episodes, seconds: float, size: int) -> float:
-    with grpc.insecure_channel(address) as channel:
-        stub = env_pb2_grpc.EnvServiceStub(channel)
-        next_episode = iter(range(10**12))
-        slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
+def bench_batch(address: str, episodes, seconds: float, size: int, connections: int) -> float:
+    """One client stepping `size` episodes per step. The batch is split over `connections`
+    channels sent concurrently, so every server worker (one per connection) takes a share."""
+    channels = [grpc.insecure_channel(address) for _ in range(connections)]
+    stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
+    shards = [list(range(i, size, connections)) for i in range(connections)]
+    next_episode = iter(range(10**12))
+    slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
 
-        def refill(indexes: list[int]) -> None:
-            chosen = [episodes[next(next_episode) % len(episodes)] for _ in indexes]
-            reply = stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen]))
-            for i, (_, actions), item in zip(indexes, chosen, reply.responses, strict=True):
-                slots[i] = [actions, item.state_token, 0]
+    def refill(indexes: list[int]) -> None:
+        chosen = [episodes[next(next_episode) % len(episodes)] for _ in indexes]
+        reply = stubs[0].ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen]))
+        for i, (_, actions), item in zip(indexes, chosen, reply.responses, strict=True):
+            slots[i] = [actions, item.state_token, 0]
 
-        refill(list(range(size)))
-
-        def one() -> int:
-            requests = [env_pb2.StepRequest(state_token=s[1], action=s[0][s[2]]) for s in slots]
-            reply = stub.StepBatch(env_pb2.StepBatchRequest(requests=requests))
-            finished = []
-            for i, item in enumerate(reply.responses):
+    def one() -> int:
+        futures = [
+            stub.StepBatch.future(
+                env_pb2.StepBatchRequest(
+                    requests=[
+                        env_pb2.StepRequest(state_token=slots[i][1], action=slots[i][0][slots[i][2]]) for i in shard
+                    ]
+                )
+            )
+            for stub, shard in zip(stubs, shards, strict=True)
+        ]
+        finished = []
+        for shard, future in zip(shards, futures, strict=True):
+            for i, item in zip(shard, future.result().responses, strict=True):
                 slots[i][1] = item.state_token
                 slots[i][2] += 1
                 if item.terminated or item.truncated:
                     finished.append(i)
-            if finished:
-                refill(finished)
-            return size
+        if finished:
+            refill(finished)
+        return size
 
+    try:
+        refill(list(range(size)))
         return timed(seconds, one)
+    finally:
+        for channel in channels:
+            channel.close()
 
 
 def rss_mb(pid: int) -> float:
@@ -247,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         rate, p50 = bench_stream(address, wire_episodes, args.seconds, 1)
         figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
         figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, args.seconds, CONCURRENCY)[0]
-        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64)
+        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64, os.cpu_count() or 1)
         figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address)
     finally:
         service.stop()
