@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test proto lint bench soak clean help
+.PHONY: run test proto lint bench soak train clean help
 
 help:
 	@echo "make run    - play the rule baseline on every task through both services, print scores"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks in benchmarks/, printed as figures (BENCH_JSON=PATH also writes JSON)"
 	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
+	@echo "make train  - train a policy from the reward (5 seeds, 2 workers); writes docs/learning_curve.{png,json}"
 
 $(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,11 @@ SOAK_SECONDS ?= 60
 
 soak: $(STAMP)
 	$(PY) benchmarks/soak.py --clients $(SOAK_CLIENTS) --seconds $(SOAK_SECONDS) $(if $(SOAK_JSON),--json $(SOAK_JSON))
+
+# Learnability: REINFORCE with a value baseline on SupportEnvFeatures-v0, trained on `train`, curves on
+# `validation`, final scores on held-out `test` (training/). About 6 minutes on 2 cores.
+train: $(STAMP)
+	$(PY) -m training --seeds 5 --workers 2 --out docs
 
 lint: $(STAMP) tools/buf/node_modules/.installed
 	$(PY) -m ruff check .
