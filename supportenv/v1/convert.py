@@ -114,7 +114,7 @@ def action_to_pb(action: Action) -> pb.Action:
     return pb.Action(mark_resolved=pb.MarkResolved(summary=action.text))
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=256)
 def _episode_constants(
     ticket_id: str,
     task_id: str,

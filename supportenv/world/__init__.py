@@ -294,7 +294,8 @@ def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], 
     )
 
 
-@lru_cache(maxsize=1024)
+# Bounded so that server memory stays flat however many episodes are open.
+@lru_cache(maxsize=256)
 def generate(task_id: str, split: str, seed: int) -> Scenario:
     """The scenario for (task_id, split, seed). Pure; cached because it is immutable."""
     if split not in SPLITS:
