@@ -4,22 +4,19 @@ pinned in tools/buf/package-lock.json. Skipped when node or npm is not on PATH."
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests.npm import npm_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 BUF_DIR = ROOT / "tools" / "buf"
 CHECK = BUF_DIR / "check.sh"
 NODE, NPM, GIT = shutil.which("node"), shutil.which("npm"), shutil.which("git")
-# Written into node_modules after a successful `npm ci`: the hash of the lock it installed.
-STAMP = BUF_DIR / "node_modules" / ".supportenv-lock-sha256"
 TIMEOUT = 300
 
 pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed to install buf")
@@ -27,22 +24,7 @@ pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and np
 
 @pytest.fixture(scope="module")
 def buf_installed() -> Path:
-    wanted = hashlib.sha256((BUF_DIR / "package-lock.json").read_bytes()).hexdigest()
-    # One `npm ci` at a time per folder, even when several test runs share this tree.
-    lock = Path(tempfile.gettempdir()) / f"supportenv-npm-{hashlib.sha256(bytes(BUF_DIR)).hexdigest()[:16]}.lock"
-    with lock.open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        if not (STAMP.is_file() and STAMP.read_text().strip() == wanted):
-            done = subprocess.run(
-                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--no-bin-links"],
-                cwd=BUF_DIR,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT,
-            )
-            assert done.returncode == 0, f"npm ci failed in {BUF_DIR}:\n{done.stdout}\n{done.stderr}"
-            STAMP.write_text(wanted + "\n")
-    return BUF_DIR / "node_modules"
+    return npm_ci(BUF_DIR)
 
 
 def _check(script: Path, what: str) -> subprocess.CompletedProcess[str]:

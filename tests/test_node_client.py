@@ -6,13 +6,10 @@ is missing or was installed from a different package-lock.json."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import shutil
 import socket
 import subprocess
-import tempfile
 from pathlib import Path
 
 import grpc
@@ -24,13 +21,11 @@ from supportenv.graders import grade_trajectory
 from supportenv.tasks import TASK_IDS
 from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from tests.npm import npm_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT = ROOT / "clients" / "node"
 NODE, NPM = shutil.which("node"), shutil.which("npm")
-# Written into node_modules after a successful `npm ci`: the hash of the lock it installed.
-STAMP = CLIENT / "node_modules" / ".supportenv-lock-sha256"
-NPM_TIMEOUT = 300
 PLAY_TIMEOUT = 120
 
 pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed for the Node.js client")
@@ -39,21 +34,7 @@ pytestmark = pytest.mark.skipif(NODE is None or NPM is None, reason="node and np
 @pytest.fixture(scope="module")
 def node_client() -> Path:
     """clients/node with its node_modules installed from the committed lock."""
-    wanted = hashlib.sha256((CLIENT / "package-lock.json").read_bytes()).hexdigest()
-    # One `npm ci` at a time per folder, even when several test runs share this tree.
-    lock = Path(tempfile.gettempdir()) / f"supportenv-npm-{hashlib.sha256(bytes(CLIENT)).hexdigest()[:16]}.lock"
-    with lock.open("w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        if not (STAMP.is_file() and STAMP.read_text().strip() == wanted):
-            done = subprocess.run(
-                [NPM, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--no-bin-links"],
-                cwd=CLIENT,
-                capture_output=True,
-                text=True,
-                timeout=NPM_TIMEOUT,
-            )
-            assert done.returncode == 0, f"npm ci failed in {CLIENT}:\n{done.stdout}\n{done.stderr}"
-            STAMP.write_text(wanted + "\n")
+    npm_ci(CLIENT)
     return CLIENT / "play.js"
 
 
