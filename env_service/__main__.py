@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from env_service.live import cache_size_from_env
 from env_service.tokens import TokenCodec, load_key
 from env_service.worker import NAME, register, worker
 from supportenv.v1.serving import run, run_workers, serve, server_args
@@ -17,13 +18,14 @@ DEFAULT_PORT = 50051
 
 def main(argv: list[str] | None = None) -> int:
     args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv, workers=True)
+    cache_size = cache_size_from_env()
     if args.workers > 1:
         logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
         key = load_key()  # once, so every worker signs with the same key
-        return run_workers(NAME, args.host, args.port, args.workers, worker, (key, args.log_level))
+        return run_workers(NAME, args.host, args.port, args.workers, worker, (key, cache_size, args.log_level))
 
     async def start() -> None:
-        await serve(NAME, args.host, args.port, register(TokenCodec(load_key())))
+        await serve(NAME, args.host, args.port, register(TokenCodec(load_key()), cache_size))
 
     return run(NAME, start, args.log_level)
 

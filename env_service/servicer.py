@@ -1,8 +1,9 @@
 """EnvService: a thin gRPC layer over the library.
 
-Unary and batched calls keep no episode between calls: everything comes in, and goes
-back out, inside the signed state token. A Session stream keeps its one episode in the
-stream handler's local variables, so it dies with the stream."""
+Unary and batched calls need no episode kept between calls: everything comes in, and
+goes back out, inside the signed state token (LiveStates only spares the replay of the
+tokens this worker issued last). A Session stream keeps its one episode in the stream
+handler's local variables, so it dies with the stream."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from env_service.live import LiveStates
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv.actions import validate
 from supportenv.episode import EpisodeState, new_episode, observe, step
-from supportenv.errors import InvalidRequestError
+from supportenv.errors import InvalidActionError, InvalidRequestError
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
@@ -34,8 +36,9 @@ def _item(index: int, exc: Exception) -> Exception:
 
 
 class EnvServicer(env_pb2_grpc.EnvServiceServicer):
-    def __init__(self, codec: TokenCodec) -> None:
+    def __init__(self, codec: TokenCodec, live: LiveStates | None = None) -> None:
         self._codec = codec
+        self._live = LiveStates() if live is None else live
         self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
         self._task_pb = {t.task_id: convert.task_to_pb(t) for t in TASKS}
 
@@ -66,21 +69,42 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         return scenario, state, response
 
     @staticmethod
-    def _step(scenario: Scenario, state: EpisodeState, action: types_pb2.Action) -> env_pb2.StepResponse:
+    def _step(
+        scenario: Scenario, state: EpisodeState, action: types_pb2.Action, out: env_pb2.StepResponse
+    ) -> env_pb2.StepResponse:
         result = step(scenario, state, validate(convert.action_from_pb(action)))
-        return convert.step_to_pb(result, state, b"")
+        return convert.step_to_pb(result, state, b"", out)
+
+    def _open(self, token: bytes) -> EpisodeState:
+        """The episode behind a token, now the caller's to change."""
+        state = self._live.take(token)
+        return self._codec.decode(token) if state is None else state
 
     def _step_token(self, request: env_pb2.StepRequest) -> env_pb2.StepResponse:
-        state = self._codec.decode(request.state_token)
-        if not request.HasField("action"):
-            raise InvalidRequestError("action is required")
-        response = self._step(generate(state.task_id, state.split, state.seed), state, request.action)
-        response.state_token = self._token(state)
+        token = request.state_token
+        state = self._open(token)
+        try:
+            if not request.HasField("action"):
+                raise InvalidRequestError("action is required")
+            response = self._step(
+                generate(state.task_id, state.split, state.seed), state, request.action, env_pb2.StepResponse()
+            )
+        except (InvalidRequestError, InvalidActionError):
+            self._live.put(token, state)  # refused before the step changed it: still the token's state
+            raise
+        response.state_token = self._issue(state)
         return response
+
+    def _issue(self, state: EpisodeState) -> bytes:
+        """The token for a state no one will change any more, remembered for the next call."""
+        token = self._token(state)
+        if not state.done:  # a finished episode is never stepped again: keep the room for live ones
+            self._live.put(token, state)
+        return token
 
     def _reset_token(self, request: env_pb2.ResetRequest) -> env_pb2.ResetResponse:
         _, state, response = self._reset(request)
-        response.state_token = self._token(state)
+        response.state_token = self._issue(state)
         return response
 
     # ---- unary and batched ----
@@ -99,7 +123,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def State(self, request, context):  # noqa: N802
-        state = self._codec.decode(request.state_token)
+        state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
         obs = observe(generate(state.task_id, state.split, state.seed), state)
         return env_pb2.StateResponse(state=convert.episode_state_to_pb(state, obs))
 
@@ -145,7 +169,8 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 elif scenario is None or state is None:
                     raise NoEpisodeError("this session has no episode yet: send a reset first")
                 elif kind == "step":
-                    response = env_pb2.SessionResponse(step=self._step(scenario, state, request.step))
+                    response = env_pb2.SessionResponse()
+                    self._step(scenario, state, request.step, response.step)
                     if request.want_token:
                         response.step.state_token = self._token(state)
                 else:

@@ -1,9 +1,13 @@
-"""State tokens: the whole episode state, serialized and signed with HMAC-SHA256.
+"""State tokens: an episode's identity and its action log, signed with HMAC-SHA256.
 
 Layout: version (1 byte) | key id (4 bytes) | HMAC-SHA256 of version, key id and payload
-(32 bytes) | compact JSON of the EpisodeState as a positional row (EpisodeState.to_row).
-Any replica holding the same key can verify and continue an episode; a flipped bit, a
-truncated token or another key's token fails verification.
+(32 bytes) | compact JSON: [[world version, task_id, split, seed, episode_id], [action rows]].
+The library is deterministic, so (task, split, seed, episode_id, actions) *is* the state:
+decoding replays the actions on the regenerated ticket. A token is a few hundred bytes and
+costs microseconds to sign, whatever the episode's transcript holds, and any replica
+holding the same key can verify and continue an episode; a flipped bit, a truncated token
+or another key's token fails verification. (LiveStates, in env_service.live, spares the
+replay for the tokens a worker has just issued.)
 
 Key rotation: the key id (the first 4 bytes of SHA-256 of the key) names the key that
 signed a token, so a replica picks the right key at once. New tokens are always signed
@@ -29,10 +33,14 @@ from pathlib import Path
 
 import orjson
 
+from supportenv.actions import Action
 from supportenv.episode import EpisodeState
+from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
+from supportenv.graders import replay
 from supportenv.v1.limits import MAX_TOKEN_BYTES
+from supportenv.world import WORLD_VERSION
 
-TOKEN_VERSION = b"\x03"  # 2: positional state rows; 3: a key id before the MAC
+TOKEN_VERSION = b"\x04"  # 2: positional state rows; 3: a key id before the MAC; 4: an action log
 KEY_ID_BYTES = 4
 MAC_BYTES = 32
 HEADER_BYTES = 1 + KEY_ID_BYTES + MAC_BYTES
@@ -198,7 +206,8 @@ class TokenCodec:
         return hmac.digest(key, head + payload, "sha256")
 
     def encode(self, state: EpisodeState) -> bytes:
-        payload = orjson.dumps(state.to_row())
+        identity = [WORLD_VERSION, state.task_id, state.split, state.seed, state.episode_id]
+        payload = orjson.dumps([identity, [a.to_row() for a in state.actions]])
         head = TOKEN_VERSION + self._id
         return head + self._mac(self._key, head, payload) + payload
 
@@ -237,6 +246,16 @@ class TokenCodec:
                 "state_token failed verification: it was altered, truncated or signed with another key"
             )
         try:
-            return EpisodeState.from_row(orjson.loads(payload))
-        except (ValueError, KeyError, TypeError) as exc:  # signed by us, so this means a version skew
+            (world, task_id, split, seed, episode_id), rows = orjson.loads(payload)
+            actions = [Action.from_row(row) for row in rows]
+        except (ValueError, TypeError) as exc:  # signed by us, so this means a version skew
             raise InvalidTokenError(f"state_token could not be decoded: {exc}") from exc
+        if world != WORLD_VERSION:
+            raise InvalidTokenError(
+                f"state_token is an episode of world {world!r}; this service generates {WORLD_VERSION!r}, "
+                "so it cannot continue it: start a new episode with Reset"
+            )
+        try:
+            return replay(task_id, split, seed, actions, episode_id)[1]
+        except (InvalidRequestError, InvalidActionError, UnknownTaskError, EpisodeFinishedError) as exc:
+            raise InvalidTokenError(f"state_token could not be replayed by this release: {exc}") from exc

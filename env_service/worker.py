@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import grpc
 
+from env_service.live import LiveStates
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
 from supportenv.v1 import env_pb2, env_pb2_grpc
@@ -19,17 +20,20 @@ from supportenv.v1.serving import serve
 NAME = "env_service"
 
 
-def register(codec: TokenCodec) -> Callable[[grpc.aio.Server], list[str]]:
+def register(codec: TokenCodec, cache_size: int) -> Callable[[grpc.aio.Server], list[str]]:
     def add(server: grpc.aio.Server) -> list[str]:
-        env_pb2_grpc.add_EnvServiceServicer_to_server(EnvServicer(codec), server)
+        servicer = EnvServicer(codec, LiveStates(cache_size))
+        env_pb2_grpc.add_EnvServiceServicer_to_server(servicer, server)
         return [env_pb2.DESCRIPTOR.services_by_name["EnvService"].full_name]
 
     return add
 
 
-def worker(key: bytes, log_level: str, host: str, port: int, ready: multiprocessing.Queue) -> None:
+def worker(key: bytes, cache_size: int, log_level: str, host: str, port: int, ready: multiprocessing.Queue) -> None:
     """Serve on a port shared with the other workers; report readiness to the parent."""
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {NAME} %(levelname)s %(message)s"
     )
-    asyncio.run(serve(NAME, host, port, register(TokenCodec(key)), on_ready=lambda _port: ready.put(os.getpid())))
+    asyncio.run(
+        serve(NAME, host, port, register(TokenCodec(key), cache_size), on_ready=lambda _port: ready.put(os.getpid()))
+    )

@@ -14,6 +14,8 @@ deterministic and takes seconds."""
 
 from __future__ import annotations
 
+import copy
+
 import grpc
 import pytest
 from google.protobuf.message import DecodeError
@@ -87,10 +89,10 @@ def played_states() -> list:
     states = []
     for task_id in ("issue_classification", "action_selection", TASK):
         scenario, state = new_episode(task_id, "train", 7)
-        states.append(state.to_row())
+        states.append(copy.deepcopy(state.to_row()))  # a snapshot: the row shares the state's lists
         while not state.done:
             step(scenario, state, expert.expert_action(scenario, state, task_id))
-            states.append(state.to_row())
+            states.append(copy.deepcopy(state.to_row()))
     return states
 
 

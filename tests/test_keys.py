@@ -252,15 +252,15 @@ def test_token_layout_and_key_ids():
     _, state = new_episode(TASK, "train", 7)
     codec = TokenCodec(b"k" * 32)
     token = codec.encode(state)
-    assert token[:1] == TOKEN_VERSION == b"\x03"
+    assert token[:1] == TOKEN_VERSION == b"\x04"
     assert token_key_id(token) == key_id(b"k" * 32)
     assert codec.decode(token) == state
     forged = bytearray(token)
     forged[1] ^= 0xFF  # another key id: looked up, not found
     with pytest.raises(InvalidTokenError, match="signed with an unknown key"):
         codec.decode(bytes(forged))
-    older = b"\x02" + token[1:]
-    with pytest.raises(InvalidTokenError, match="format version 2"):
+    older = b"\x03" + token[1:]
+    with pytest.raises(InvalidTokenError, match="format version 3"):
         codec.decode(older)
 
 

@@ -218,14 +218,16 @@ def observation_from_pb(msg: pb.Observation) -> Observation:
     )
 
 
-def step_to_pb(result: StepResult, state: EpisodeState, token: bytes) -> env_pb2.StepResponse:
-    response = env_pb2.StepResponse(
-        reward=result.reward,
-        terminated=result.terminated,
-        truncated=result.truncated,
-        state_token=token,
-        cumulative_reward=state.cumulative_reward,
-    )
+def step_to_pb(
+    result: StepResult, state: EpisodeState, token: bytes, response: env_pb2.StepResponse | None = None
+) -> env_pb2.StepResponse:
+    """The wire step result; fills `response` in place when given (e.g. a SessionResponse's field)."""
+    response = env_pb2.StepResponse() if response is None else response
+    response.reward = result.reward
+    response.terminated = result.terminated
+    response.truncated = result.truncated
+    response.state_token = token
+    response.cumulative_reward = state.cumulative_reward
     observation_to_pb(result.observation, response.observation)
     add = response.reward_breakdown.add
     for name, value in result.breakdown:
