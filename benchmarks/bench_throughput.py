@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grpc
 
 from baseline_agent.embedded import ServiceProcess, start_service
+from env_service.live import DEFAULT_CACHE_SIZE
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import new_episode, observe, step
@@ -211,17 +212,15 @@ def rss_mb(pid: int) -> float:
 
 def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) -> float:
     """Open `episodes` episodes (reset + one step each, tokens kept by the client) and
-    report how much the server's memory grew: it keeps no episode, so it should not."""
-    with grpc.insecure_channel(address) as channel:
-        stub = env_pb2_grpc.EnvServiceStub(channel)
-        warm = stub.ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(200)]))
-        assert len(warm.responses) == 200
-        before = rss_mb(service.process.pid)
+    report how much the server's memory grew: it keeps no episode, so it should not.
+    A warm-up first fills the worker's bounded cache of live states (env_service.live)."""
+    classify = convert.action_to_pb(Action("classify_issue", category="billing"))
+
+    def open_episodes(stub, seeds: range) -> list[bytes]:
         tokens = []
-        classify = convert.action_to_pb(Action("classify_issue", category="billing"))
-        for start in range(0, episodes, 200):
+        for start in range(seeds.start, seeds.stop, 200):
             reply = stub.ResetBatch(
-                env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(start, start + 200)])
+                env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(start, min(start + 200, seeds.stop))])
             )
             stepped = stub.StepBatch(
                 env_pb2.StepBatchRequest(
@@ -229,6 +228,13 @@ def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) 
                 )
             )
             tokens.extend(r.state_token for r in stepped.responses)
+        return tokens
+
+    with grpc.insecure_channel(address) as channel:  # one connection: one worker takes every call
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        open_episodes(stub, range(10**6, 10**6 + 2 * DEFAULT_CACHE_SIZE))
+        before = rss_mb(service.process.pid)
+        tokens = open_episodes(stub, range(episodes))
         after = rss_mb(service.process.pid)
     assert len(tokens) == episodes
     return after - before

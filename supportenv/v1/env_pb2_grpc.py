@@ -26,8 +26,9 @@ if _version_not_supported:
 
 
 class EnvServiceStub:
-    """Any replica answers any call: the whole episode state travels in the opaque,
-    HMAC-signed state_token, and the server keeps nothing between calls.
+    """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
+    state_token, and the server needs nothing kept between calls (a worker's small cache
+    of the states behind its latest tokens only saves work; a miss gives the same answer).
     """
 
     def __init__(self, channel):
@@ -74,8 +75,9 @@ class EnvServiceStub:
 
 
 class EnvServiceServicer:
-    """Any replica answers any call: the whole episode state travels in the opaque,
-    HMAC-signed state_token, and the server keeps nothing between calls.
+    """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
+    state_token, and the server needs nothing kept between calls (a worker's small cache
+    of the states behind its latest tokens only saves work; a miss gives the same answer).
     """
 
     def ListTasks(self, request, context):
@@ -177,8 +179,9 @@ def add_EnvServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class EnvService:
-    """Any replica answers any call: the whole episode state travels in the opaque,
-    HMAC-signed state_token, and the server keeps nothing between calls.
+    """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
+    state_token, and the server needs nothing kept between calls (a worker's small cache
+    of the states behind its latest tokens only saves work; a miss gives the same answer).
     """
 
     @staticmethod
