@@ -37,6 +37,12 @@ from supportenv.v1 import types_pb2 as pb
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode
 CONCURRENCY = 64
+# Each client its own connection (gRPC would otherwise share one between the channels of a
+# process), so that the server's workers (SO_REUSEPORT, per connection) all take a share.
+OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
+# The kernel spreads connections over the workers by a hash, so a few more connections than
+# workers even out the batch's shares.
+BATCH_CONNECTIONS = 4
 
 
 def plan(pool: int) -> list[tuple[int, list[Action]]]:
@@ -83,7 +89,7 @@ def bench_inprocess(episodes, seconds: float) -> float:
 
 def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float, float]:
     latencies: list[float] = []
-    with grpc.insecure_channel(address) as channel:
+    with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:
         stub = env_pb2_grpc.EnvServiceStub(channel)
         it = iter(range(10**12))
 
@@ -102,7 +108,7 @@ def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float,
 
 async def _concurrent(address: str, seconds: float, clients: int, worker) -> float:
     # One channel (so one connection, so one worker) per client, as separate agents would have.
-    channels = [grpc.aio.insecure_channel(address) for _ in range(clients)]
+    channels = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(clients)]
     counts = [0] * clients
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
@@ -152,21 +158,22 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
 
 
 def bench_batch(address: str, episodes, seconds: float, size: int, connections: int) -> float:
-    """One client stepping `size` episodes per step. The batch is split over `connections`
-    channels sent concurrently, so every server worker (one per connection) takes a share."""
-    channels = [grpc.insecure_channel(address) for _ in range(connections)]
+    """One client running `size` episodes as a vector env with next-step autoreset (as
+    gymnasium's vector envs do by default): each round sends one StepBatch for the running
+    episodes and one ResetBatch for those that finished in the round before, all at once,
+    split over `connections` channels so that every server worker takes a share."""
+    channels = [grpc.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
     stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
-    shards = [list(range(i, size, connections)) for i in range(connections)]
     next_episode = iter(range(10**12))
     slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
-
-    def refill(indexes: list[int]) -> None:
-        chosen = [episodes[next(next_episode) % len(episodes)] for _ in indexes]
-        reply = stubs[0].ResetBatch(env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen]))
-        for i, (_, actions), item in zip(indexes, chosen, reply.responses, strict=True):
-            slots[i] = [actions, item.state_token, 0]
+    finished = list(range(size))
+    rounds = iter(range(10**12))
 
     def one() -> int:
+        nonlocal finished
+        resetting, chosen = finished, [episodes[next(next_episode) % len(episodes)] for _ in finished]
+        running = [i for i in range(size) if slots[i][0] is not None and i not in set(resetting)]
+        shards = [running[k::connections] for k in range(connections)]
         futures = [
             stub.StepBatch.future(
                 env_pb2.StepBatchRequest(
@@ -176,20 +183,25 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
                 )
             )
             for stub, shard in zip(stubs, shards, strict=True)
+            if shard
         ]
+        reset = None
+        if resetting:
+            request = env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen])
+            reset = stubs[next(rounds) % connections].ResetBatch.future(request)
         finished = []
-        for shard, future in zip(shards, futures, strict=True):
+        for shard, future in zip([s for s in shards if s], futures, strict=True):
             for i, item in zip(shard, future.result().responses, strict=True):
                 slots[i][1] = item.state_token
                 slots[i][2] += 1
                 if item.terminated or item.truncated:
                     finished.append(i)
-        if finished:
-            refill(finished)
-        return size
+        if reset is not None:
+            for i, (_, actions), item in zip(resetting, chosen, reset.result().responses, strict=True):
+                slots[i] = [actions, item.state_token, 0]
+        return len(running)
 
     try:
-        refill(list(range(size)))
         return timed(seconds, one)
     finally:
         for channel in channels:
@@ -230,7 +242,7 @@ def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) 
             tokens.extend(r.state_token for r in stepped.responses)
         return tokens
 
-    with grpc.insecure_channel(address) as channel:  # one connection: one worker takes every call
+    with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:  # one worker takes every call
         stub = env_pb2_grpc.EnvServiceStub(channel)
         open_episodes(stub, range(10**6, 10**6 + 2 * DEFAULT_CACHE_SIZE))
         before = rss_mb(service.process.pid)
@@ -268,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         rate, p50 = bench_stream(address, wire_episodes, args.seconds, 1)
         figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
         figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, args.seconds, CONCURRENCY)[0]
-        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64, os.cpu_count() or 1)
+        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64, BATCH_CONNECTIONS)
         figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address)
     finally:
         service.stop()

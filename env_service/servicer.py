@@ -54,18 +54,19 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             )
         return token
 
-    def _reset(self, request: env_pb2.ResetRequest) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
+    def _reset(
+        self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse
+    ) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
+        """Start the episode and fill `response` in place (a batch's or a stream's item, say)."""
         if not request.task_id:
             raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
         if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
             raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
         split = convert.split_from_pb(request.split)
         scenario, state = new_episode(request.task_id, split, request.seed, request.episode_id)
-        response = env_pb2.ResetResponse(
-            observation=convert.observation_to_pb(observe(scenario, state)),
-            episode_id=state.episode_id,
-            task=self._task_pb[get_task(state.task_id).task_id],
-        )
+        convert.observation_to_pb(observe(scenario, state), response.observation)
+        response.episode_id = state.episode_id
+        response.task.CopyFrom(self._task_pb[get_task(state.task_id).task_id])
         return scenario, state, response
 
     @staticmethod
@@ -80,15 +81,13 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         state = self._live.take(token)
         return self._codec.decode(token) if state is None else state
 
-    def _step_token(self, request: env_pb2.StepRequest) -> env_pb2.StepResponse:
+    def _step_token(self, request: env_pb2.StepRequest, response: env_pb2.StepResponse) -> env_pb2.StepResponse:
         token = request.state_token
         state = self._open(token)
         try:
             if not request.HasField("action"):
                 raise InvalidRequestError("action is required")
-            response = self._step(
-                generate(state.task_id, state.split, state.seed), state, request.action, env_pb2.StepResponse()
-            )
+            self._step(generate(state.task_id, state.split, state.seed), state, request.action, response)
         except (InvalidRequestError, InvalidActionError):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
             raise
@@ -102,8 +101,8 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             self._live.put(token, state)
         return token
 
-    def _reset_token(self, request: env_pb2.ResetRequest) -> env_pb2.ResetResponse:
-        _, state, response = self._reset(request)
+    def _reset_token(self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse) -> env_pb2.ResetResponse:
+        _, state, response = self._reset(request, response)
         response.state_token = self._issue(state)
         return response
 
@@ -115,11 +114,11 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def Reset(self, request, context):  # noqa: N802
-        return self._reset_token(request)
+        return self._reset_token(request, env_pb2.ResetResponse())
 
     @rpc
     async def Step(self, request, context):  # noqa: N802
-        return self._step_token(request)
+        return self._step_token(request, env_pb2.StepResponse())
 
     @rpc
     async def State(self, request, context):  # noqa: N802
@@ -130,24 +129,26 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @rpc
     async def ResetBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        responses = []
+        batch = env_pb2.ResetBatchResponse()
+        add = batch.responses.add  # filled in place: no copy of each item into the batch
         for index, item in enumerate(request.requests):
             try:
-                responses.append(self._reset_token(item))
+                self._reset_token(item, add())
             except Exception as exc:
                 raise (_item(index, exc) if status_for(exc) else exc) from exc
-        return env_pb2.ResetBatchResponse(responses=responses)
+        return batch
 
     @rpc
     async def StepBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        responses = []
+        batch = env_pb2.StepBatchResponse()
+        add = batch.responses.add
         for index, item in enumerate(request.requests):
             try:
-                responses.append(self._step_token(item))
+                self._step_token(item, add())
             except Exception as exc:
                 raise (_item(index, exc) if status_for(exc) else exc) from exc
-        return env_pb2.StepBatchResponse(responses=responses)
+        return batch
 
     # ---- one stream, one episode in memory ----
 
@@ -160,8 +161,8 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             try:
                 kind = request.WhichOneof("kind")
                 if kind == "reset":
-                    scenario, state, reset = self._reset(request.reset)
-                    response = env_pb2.SessionResponse(reset=reset)
+                    response = env_pb2.SessionResponse()
+                    scenario, state, _ = self._reset(request.reset, response.reset)
                     if request.want_token:
                         response.reset.state_token = self._token(state)
                 elif kind is None:

@@ -32,7 +32,9 @@ DEFAULT_TIMEOUT_S = 10.0
 RETRIES = 4
 # Spread calls over every address a name resolves to (e.g. all env replicas): any replica
 # can serve any call.
-CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin")]
+# Every client its own connections: by default gRPC shares one connection between channels to the
+# same address, so the clients of one process would all land on one server worker.
+CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.use_local_subchannel_pool", 1)]
 
 StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
 
