@@ -42,6 +42,31 @@ class Action:
     department: str = ""
     error: str = ""  # invalid_action only: why the raw output did not parse
 
+    def __eq__(self, other: object) -> bool:
+        # The generated __eq__ with the kind compared first: step compares each action
+        # with every earlier one, and most differ in kind. (dataclass still adds __hash__.)
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.kind == other.kind and (
+            self.category,
+            self.priority,
+            self.issue_type,
+            self.fields,
+            self.text,
+            self.article_id,
+            self.department,
+            self.error,
+        ) == (
+            other.category,
+            other.priority,
+            other.issue_type,
+            other.fields,
+            other.text,
+            other.article_id,
+            other.department,
+            other.error,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
         for name in ("category", "priority", "issue_type", "text", "article_id", "department", "error"):

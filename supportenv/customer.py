@@ -8,12 +8,14 @@ by a stable hash of (ticket, step, what was asked), never by a random generator.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
+from hashlib import blake2b as _blake2b
 
 from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS
 from supportenv.world import Scenario
+
+_new, _set = object.__new__, object.__setattr__
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,12 @@ class Answer:
 
 def pick(options: tuple[str, ...], *key: object) -> str:
     """Choose a template deterministically from a stable hash of the key."""
-    digest = hashlib.blake2b("|".join(map(str, key)).encode(), digest_size=4).digest()
+    return _pick("|".join(map(str, key)), options)
+
+
+def _pick(joined_key: str, options: tuple[str, ...]) -> str:
+    """pick() for a key already joined with "|" (the hot path builds it with an f-string)."""
+    digest = _blake2b(joined_key.encode(), digest_size=4).digest()
     return options[int.from_bytes(digest, "big") % len(options)]
 
 
@@ -41,30 +48,43 @@ def _capitalise(text: str) -> str:
 
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
     wanted = list(dict.fromkeys(fields or fields_in_question(question)))
+    facts = scenario.facts_by_name
+    ticket = scenario.ticket_id
     revealed, repeated, unknown, parts = [], [], [], []
     for name in wanted:
-        value = scenario.fact(name)
+        value = facts.get(name)
         if name in already:
             repeated.append(name)
         elif value is None:
             unknown.append(name)
         else:
             revealed.append(name)
-            parts.append(pick(content.FACT_REPLIES[name], scenario.ticket_id, step, name).format(value))
+            parts.append(_pick(f"{ticket}|{step}|{name}", content.FACT_REPLIES[name]).format(value))
     sentences = []
     if parts:
         sentences.append(_capitalise(", and ".join(parts)) + ".")
     if repeated:
-        sentences.append(pick(content.REPEAT_REPLIES, scenario.ticket_id, step))
+        sentences.append(_pick(f"{ticket}|{step}", content.REPEAT_REPLIES))
     for name in unknown:
-        sentences.append(
-            _capitalise(pick(content.UNKNOWN_REPLIES, scenario.ticket_id, step, name).format(name.replace("_", " ")))
-        )
+        reply = _pick(f"{ticket}|{step}|{name}", content.UNKNOWN_REPLIES)
+        sentences.append(_capitalise(reply.format(name.replace("_", " "))))
     if not sentences:
-        sentences.append(pick(content.VAGUE_REPLIES, scenario.ticket_id, step))
-    return Answer(" ".join(sentences), tuple(revealed), tuple(repeated), tuple(unknown))
+        sentences.append(_pick(f"{ticket}|{step}", content.VAGUE_REPLIES))
+    # Filled in directly: the frozen dataclass's __init__ costs more than the rest of a reply.
+    got = _new(Answer)
+    _set(
+        got,
+        "__dict__",
+        {
+            "reply": " ".join(sentences),
+            "revealed": tuple(revealed),
+            "repeated": tuple(repeated),
+            "unknown": tuple(unknown),
+        },
+    )
+    return got
 
 
 def react(kind: str, scenario: Scenario, step: int) -> str:
     """The customer's reply to a non-question action (solved, rude, escalated, ...)."""
-    return pick(content.REACTIONS[kind], scenario.ticket_id, step, kind)
+    return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind])

@@ -76,31 +76,43 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
 
 def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action: Action) -> bool:
     """Would an expert accept this action here? Judged before the action is applied."""
+    # Runs every step: each piece is worked out only when the branch taken needs it.
     exp = scenario.expected
-    missing = missing_facts(scenario, state)
-    asks_missing = action.kind == "ask_for_more_info" and bool(action.fields) and set(action.fields) <= set(missing)
+    kind = action.kind
     if not state.category:
-        if action.kind == "classify_issue":
+        if kind == "classify_issue":
             return action.category == exp.category
-        return asks_missing and task_id != "issue_classification"
+        return task_id != "issue_classification" and _asks_missing(scenario, state, action)
     if task_id == "issue_classification":
-        return action.kind == "mark_resolved"
-    if missing:
-        return asks_missing
-    todo = unsolved(scenario, state)
-    routing_left = exp.escalate and (state.department != exp.department or not state.escalated)
-    if action.kind == "respond_with_solution":
+        return kind == "mark_resolved"
+    revealed = state.revealed
+    for fact in exp.facts:
+        if fact not in revealed:
+            return _asks_missing(scenario, state, action)
+    if kind == "respond_with_solution":
         judged = judge_response(action.text, scenario.intents, action.article_id, ())
-        return bool(set(judged.solves) & set(todo)) and not judged.rude and not judged.wrong_solutions
-    if action.kind == "suggest_knowledge_base":
-        wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in todo}
+        return (
+            bool(set(judged.solves) & set(unsolved(scenario, state))) and not judged.rude and not judged.wrong_solutions
+        )
+    if kind == "suggest_knowledge_base":
+        wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
         return action.article_id in wanted and action.article_id not in state.articles
-    if action.kind == "assign_department":
+    routing_left = exp.escalate and (state.department != exp.department or not state.escalated)
+    if kind == "assign_department":
         return routing_left and action.department == exp.department and state.department != exp.department
-    if action.kind == "escalate_to_human":
+    if kind == "escalate_to_human":
         return routing_left and not state.escalated
-    if action.kind == "request_callback":
+    if kind == "request_callback":
         return exp.escalate and exp.callback_allowed and not state.callback
-    if action.kind == "mark_resolved":
-        return not todo and not routing_left
+    if kind == "mark_resolved":
+        return not unsolved(scenario, state) and not routing_left
     return False
+
+
+def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:
+    """The action asks only for facts the case needs and the customer has not given."""
+    return (
+        action.kind == "ask_for_more_info"
+        and bool(action.fields)
+        and set(action.fields) <= set(missing_facts(scenario, state))
+    )

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from supportenv.catalog import ISSUE_TYPES, IssueType
 
@@ -57,41 +58,65 @@ _POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
 # (longest first, so a phrase never hides inside a shorter one's match).
 _PHRASE_OWNER = {p: issue.issue_id for issue in ISSUE_TYPES for p in issue.solution_phrases}
 _PHRASE_RE = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_OWNER, key=len, reverse=True)))
+_new, _set = object.__new__, object.__setattr__
 
 
-def is_rude(text: str) -> bool:
-    return _RUDE_RE.search(text.lower()) is not None
-
-
-def is_polite(text: str) -> bool:
-    return _POLITE_RE.search(text.lower()) is not None
+class _Analysis(NamedTuple):
+    lower: str
+    rude: bool
+    polite: bool
+    named: frozenset[str]  # issues whose solution phrases occur
+    owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
 @lru_cache(maxsize=4096)
-def _phrase_counts(lower: str) -> dict[str, int]:
-    """How often each solution phrase occurs; cached since the grader's expert and the
-    transition judge the same text."""
-    return dict(Counter(m.group() for m in _PHRASE_RE.finditer(lower)))
+def _analyse(text: str) -> _Analysis:
+    """Everything about a text that does not depend on the ticket; cached since the
+    expert, the transition and the rudeness check all look at the same text."""
+    lower = text.lower()
+    counts = Counter(m.group() for m in _PHRASE_RE.finditer(lower))
+    return _Analysis(
+        lower,
+        _RUDE_RE.search(lower) is not None,
+        _POLITE_RE.search(lower) is not None,
+        frozenset(_PHRASE_OWNER[p] for p in counts),
+        tuple((_PHRASE_OWNER[p], n) for p, n in counts.items()),
+    )
+
+
+def is_rude(text: str) -> bool:
+    return _analyse(text).rude
+
+
+def is_polite(text: str) -> bool:
+    return _analyse(text).polite
 
 
 def judge_response(
     text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
 ) -> TextJudgement:
-    lower = text.lower()
-    counts = _phrase_counts(lower)
-    named = {_PHRASE_OWNER[p] for p in counts}
+    lower, rude, polite, named, owner_counts = _analyse(text)
     own = {i.issue_id for i in intents}
-    wrong = len(named - own)
+    wrong = len(named - own) if named else 0
     if article_id and article_id not in {i.article_id for i in intents}:
         wrong += 1
-    repeated = max((n for p, n in counts.items() if _PHRASE_OWNER[p] in own), default=0)
+    repeated = max([n for owner, n in owner_counts if owner in own], default=0)
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
-    solves = () if stuffed else tuple(i.issue_id for i in intents if i.issue_id in named or article_id == i.article_id)
-    return TextJudgement(
-        rude=_RUDE_RE.search(lower) is not None,
-        polite=_POLITE_RE.search(lower) is not None,
-        solves=solves,
-        wrong_solutions=wrong,
-        stuffed=stuffed,
-        personalised=any(v and v.lower() in lower for v in fact_values),
+    solves = (
+        () if stuffed else tuple([i.issue_id for i in intents if i.issue_id in named or article_id == i.article_id])
     )
+    # Filled in directly: a frozen dataclass's __init__ is slow and this runs every response.
+    judgement = _new(TextJudgement)
+    _set(
+        judgement,
+        "__dict__",
+        {
+            "rude": rude,
+            "polite": polite,
+            "solves": solves,
+            "wrong_solutions": wrong,
+            "stuffed": stuffed,
+            "personalised": any(v and v.lower() in lower for v in fact_values),
+        },
+    )
+    return judgement

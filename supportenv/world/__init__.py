@@ -14,11 +14,12 @@ import hashlib
 import random
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from supportenv import content
 from supportenv.catalog import (
     ARTICLES,
+    ARTICLES_BY_ID,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
     ISSUE_TYPES,
@@ -111,10 +112,21 @@ class Scenario:
         return self.intents[0]
 
     def fact(self, name: str) -> str | None:
+        return self.facts_by_name.get(name)
+
+    # Derived once per scenario for the per-step hot path. cached_property writes to the
+    # instance dict, so these are neither dataclass fields nor part of eq, hash or repr.
+    @cached_property
+    def facts_by_name(self) -> dict[str, str]:
+        facts: dict[str, str] = {}
         for key, value in self.hidden_facts:
-            if key == name:
-                return value
-        return None
+            facts.setdefault(key, value)  # the first wins, as a scan would find it
+        return facts
+
+    @cached_property
+    def kb_matches_titled(self) -> tuple[tuple[str, str, float], ...]:
+        """kb_matches as the observation shows them: (article_id, title, score)."""
+        return tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches)
 
     def to_dict(self) -> dict[str, object]:
         """Everything about the scenario, hidden parts included (for inspection, not agents)."""
