@@ -19,7 +19,16 @@ from supportenv.errors import InvalidActionError, InvalidRequestError
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
-from supportenv.v1.serving import LimitExceededError, NoEpisodeError, details, register_status, rpc, status_for
+from supportenv.v1.serving import (
+    LimitExceededError,
+    NoEpisodeError,
+    details,
+    own_request_checks,
+    refuse_unparsable,
+    register_status,
+    rpc,
+    status_for,
+)
 from supportenv.world import Scenario, generate
 
 register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
@@ -152,12 +161,14 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     # ---- one stream, one episode in memory ----
 
+    @own_request_checks
     async def Session(  # noqa: N802
         self, request_iterator: AsyncIterator[env_pb2.SessionRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[env_pb2.SessionResponse]:
         scenario: Scenario | None = None
         state: EpisodeState | None = None
         async for request in request_iterator:
+            await refuse_unparsable(request, context)
             try:
                 kind = request.WhichOneof("kind")
                 if kind == "reset":

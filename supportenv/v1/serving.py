@@ -116,14 +116,23 @@ def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], A
     return parse
 
 
-async def _refuse_unparsable(request: Any, context: grpc.aio.ServicerContext) -> None:
+async def refuse_unparsable(request: Any, context: grpc.aio.ServicerContext) -> None:
+    """End the call with INVALID_ARGUMENT if `request` did not parse (see own_request_checks)."""
     if isinstance(request, _Unparsable):
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {request.reason}")
 
 
+def own_request_checks(behavior: Callable[..., R]) -> Callable[..., R]:
+    """Mark a handler that calls refuse_unparsable on each request itself, so that
+    MalformedRequestInterceptor does not wrap it: on a stream, each wrapping layer costs
+    every message an extra async-generator hop."""
+    behavior.own_request_checks = True  # type: ignore[attr-defined]
+    return behavior
+
+
 async def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
     async for request in requests:
-        await _refuse_unparsable(request, context)
+        await refuse_unparsable(request, context)
         yield request
 
 
@@ -135,7 +144,7 @@ def _refusing(behavior: Callable[..., Any], streaming_requests: bool) -> Callabl
             if streaming_requests:
                 request = _checked(request, context)
             else:
-                await _refuse_unparsable(request, context)
+                await refuse_unparsable(request, context)
             async for response in behavior(request, context):
                 yield response
 
@@ -146,7 +155,7 @@ def _refusing(behavior: Callable[..., Any], streaming_requests: bool) -> Callabl
             if streaming_requests:
                 request = _checked(request, context)
             else:
-                await _refuse_unparsable(request, context)
+                await refuse_unparsable(request, context)
             return await behavior(request, context)
 
         return unary_out
@@ -177,10 +186,16 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
     def _wrap(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         kind = ("stream" if handler.request_streaming else "unary") + "_"
         kind += "stream" if handler.response_streaming else "unary"
-        behavior = _refusing(getattr(handler, kind), handler.request_streaming)
-        if behavior is None or not hasattr(handler, "_replace"):
+        original = getattr(handler, kind)
+        if not hasattr(handler, "_replace"):
             return handler
-        return handler._replace(request_deserializer=_lenient(handler.request_deserializer), **{kind: behavior})
+        lenient = _lenient(handler.request_deserializer)
+        if getattr(original, "own_request_checks", False):
+            return handler._replace(request_deserializer=lenient)
+        behavior = _refusing(original, handler.request_streaming)
+        if behavior is None:
+            return handler
+        return handler._replace(request_deserializer=lenient, **{kind: behavior})
 
 
 def server_args(
