@@ -145,6 +145,24 @@ def _episode_constants(
     )
 
 
+# Serialized single-item messages: a turn, fact or reward part recurs step after step of an
+# episode, so each is encoded once. Bounded, so memory stays flat however many episodes run.
+@lru_cache(maxsize=4096)
+def _turn_bytes(speaker: str, text: str, step: int) -> bytes:
+    turn = pb.ConversationTurn(speaker=SPEAKER_TO_PB[speaker], text=text, step=step)
+    return pb.Observation(history=[turn]).SerializeToString()
+
+
+@lru_cache(maxsize=1024)
+def _fact_bytes(name: str, value: str) -> bytes:
+    return pb.Observation(revealed_facts=[pb.Fact(name=name, value=value)]).SerializeToString()
+
+
+@lru_cache(maxsize=1024)
+def _reward_part_bytes(name: str, value: float) -> bytes:
+    return env_pb2.StepResponse(reward_breakdown=[pb.RewardComponent(name=name, value=value)]).SerializeToString()
+
+
 def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb.Observation:
     """The wire observation; fills `msg` in place when given (e.g. a response's field),
     which saves copying the finished message into its parent."""
@@ -164,12 +182,12 @@ def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb
             obs.issue_types,
         )
     )
-    add_turn = msg.history.add
-    for speaker, text, n in obs.history:
-        add_turn(speaker=SPEAKER_TO_PB[speaker], text=text, step=n)
-    add_fact = msg.revealed_facts.add
-    for name, value in obs.revealed_facts:
-        add_fact(name=name, value=value)
+    # The repeated parts arrive as serialized pieces, merged in one parse: building them
+    # field by field from Python cost more than all the rest of the observation.
+    msg.MergeFromString(
+        b"".join([_turn_bytes(speaker, text, n) for speaker, text, n in obs.history])
+        + b"".join([_fact_bytes(name, value) for name, value in obs.revealed_facts])
+    )
     msg.customer_message = obs.customer_message
     msg.sentiment_label = SENTIMENT_TO_PB[obs.sentiment_label]
     msg.sentiment_score = obs.sentiment_score
@@ -229,9 +247,7 @@ def step_to_pb(
     response.state_token = token
     response.cumulative_reward = state.cumulative_reward
     observation_to_pb(result.observation, response.observation)
-    add = response.reward_breakdown.add
-    for name, value in result.breakdown:
-        add(name=name, value=value)
+    response.MergeFromString(b"".join([_reward_part_bytes(name, value) for name, value in result.breakdown]))
     return response
 
 
