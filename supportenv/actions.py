@@ -42,6 +42,33 @@ class Action:
     department: str = ""
     error: str = ""  # invalid_action only: why the raw output did not parse
 
+    def __init__(
+        self,
+        kind: str,
+        category: str = "",
+        priority: str = "",
+        issue_type: str = "",
+        fields: tuple[str, ...] = (),
+        text: str = "",
+        article_id: str = "",
+        department: str = "",
+        error: str = "",
+    ) -> None:
+        # Written out (dataclass keeps an __init__ the class defines) to fill the frozen
+        # record directly: the generated one calls object.__setattr__ once per field,
+        # which made every decoded action cost microseconds.
+        self.__dict__.update(
+            kind=kind,
+            category=category,
+            priority=priority,
+            issue_type=issue_type,
+            fields=fields,
+            text=text,
+            article_id=article_id,
+            department=department,
+            error=error,
+        )
+
     def __eq__(self, other: object) -> bool:
         # The generated __eq__ with the kind compared first: step compares each action
         # with every earlier one, and most differ in kind. (dataclass still adds __hash__.)
@@ -153,43 +180,48 @@ def invalid(raw: str, error: str) -> Action:
     return Action(INVALID_KIND, text=raw[:MAX_TEXT_CHARS], error=error[:MAX_TEXT_CHARS])
 
 
-def _require(ok: bool, message: str) -> None:
-    if not ok:
-        raise InvalidActionError(message)
+_KINDS = frozenset((*ACTION_KINDS, INVALID_KIND))
+_OPTIONAL_PRIORITIES = frozenset(("", *PRIORITIES))
+_OPTIONAL_ISSUE_TYPES = frozenset(("", *ISSUE_TYPE_IDS))
 
 
 def validate(action: Action) -> Action:
-    """Raise InvalidActionError with a clear message unless the action is well formed."""
-    _require(
-        action.kind in ACTION_KINDS or action.kind == INVALID_KIND,
-        f"unknown action kind {action.kind!r}; expected one of {', '.join(ACTION_KINDS)}",
-    )
-    _require(
-        len(action.text) <= MAX_TEXT_CHARS, f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}"
-    )
-    _require(len(action.error) <= MAX_TEXT_CHARS, f"error is longer than {MAX_TEXT_CHARS} characters")
-    if action.kind == "classify_issue":
-        _require(action.category in CATEGORIES, f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
-        _require(action.priority in ("", *PRIORITIES), f"priority must be one of {', '.join(PRIORITIES)} or empty")
-        _require(
-            action.issue_type in ("", *ISSUE_TYPE_IDS),
-            f"unknown issue_type {action.issue_type!r}; see the observation's issue_types",
-        )
-    if action.kind == "ask_for_more_info":
-        _require(bool(action.fields) or bool(action.text.strip()), "ask_for_more_info needs fields or a question")
-        _require(len(action.fields) <= MAX_FIELDS, f"at most {MAX_FIELDS} fields per question")
+    """Raise InvalidActionError with a clear message unless the action is well formed.
+    (Each message is built only when its check fails: this runs on every step.)"""
+    kind = action.kind
+    if kind not in _KINDS:
+        raise InvalidActionError(f"unknown action kind {kind!r}; expected one of {', '.join(ACTION_KINDS)}")
+    if len(action.text) > MAX_TEXT_CHARS:
+        raise InvalidActionError(f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}")
+    if len(action.error) > MAX_TEXT_CHARS:
+        raise InvalidActionError(f"error is longer than {MAX_TEXT_CHARS} characters")
+    if kind == "classify_issue":
+        if action.category not in CATEGORIES:
+            raise InvalidActionError(f"classify_issue needs a category, one of {', '.join(CATEGORIES)}")
+        if action.priority not in _OPTIONAL_PRIORITIES:
+            raise InvalidActionError(f"priority must be one of {', '.join(PRIORITIES)} or empty")
+        if action.issue_type not in _OPTIONAL_ISSUE_TYPES:
+            raise InvalidActionError(f"unknown issue_type {action.issue_type!r}; see the observation's issue_types")
+    elif kind == "ask_for_more_info":
+        if not action.fields and not action.text.strip():
+            raise InvalidActionError("ask_for_more_info needs fields or a question")
+        if len(action.fields) > MAX_FIELDS:
+            raise InvalidActionError(f"at most {MAX_FIELDS} fields per question")
         unknown = [f for f in action.fields if f not in REQUESTABLE_FIELDS]
-        _require(not unknown, f"unknown fields {unknown}; requestable: {', '.join(REQUESTABLE_FIELDS)}")
-    if action.kind == "respond_with_solution":
-        _require(bool(action.text.strip()), "respond_with_solution needs a message")
-    if action.kind in ("respond_with_solution", "suggest_knowledge_base") and action.article_id:
-        _require(action.article_id in ARTICLES_BY_ID, f"unknown article {action.article_id!r}")
-    if action.kind == "suggest_knowledge_base":
-        _require(bool(action.article_id), "suggest_knowledge_base needs an article_id")
-    if action.kind == "assign_department":
-        _require(
-            action.department in DEPARTMENTS, f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}"
-        )
+        if unknown:
+            raise InvalidActionError(f"unknown fields {unknown}; requestable: {', '.join(REQUESTABLE_FIELDS)}")
+    elif kind == "respond_with_solution":
+        if not action.text.strip():
+            raise InvalidActionError("respond_with_solution needs a message")
+        if action.article_id and action.article_id not in ARTICLES_BY_ID:
+            raise InvalidActionError(f"unknown article {action.article_id!r}")
+    elif kind == "suggest_knowledge_base":
+        if action.article_id and action.article_id not in ARTICLES_BY_ID:
+            raise InvalidActionError(f"unknown article {action.article_id!r}")
+        if not action.article_id:
+            raise InvalidActionError("suggest_knowledge_base needs an article_id")
+    elif kind == "assign_department" and action.department not in DEPARTMENTS:
+        raise InvalidActionError(f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}")
     return action
 
 
