@@ -201,9 +201,14 @@ class TokenCodec:
         self._previous_id = key_id(self._previous) if self._previous else None
         self._previous_until = previous_until
         self._clock = clock
+        # HMAC states with each key already absorbed: copying one is cheaper than keying anew.
+        self._keyed = {k: hmac.new(k, digestmod=hashlib.sha256) for k in (self._key, self._previous) if k}
 
     def _mac(self, key: bytes, head: bytes, payload: bytes) -> bytes:
-        return hmac.digest(key, head + payload, "sha256")
+        mac = self._keyed[key].copy()
+        mac.update(head)
+        mac.update(payload)
+        return mac.digest()
 
     def encode(self, state: EpisodeState) -> bytes:
         identity = [WORLD_VERSION, state.task_id, state.split, state.seed, state.episode_id]
