@@ -109,6 +109,29 @@ def test_every_transport_plays_the_same_episode(address, transport):
         assert transport(address, seed) == library_run(seed), (transport.__name__, seed)
 
 
+@pytest.mark.parametrize("connections", [1, 3])
+def test_vector_client_shards_give_the_library_episodes(address, connections):
+    """Five episodes side by side, over one connection or split unevenly over three."""
+    seeds = [0, 1, 2, 3, 5]
+    scripts = [script(seed) for seed in seeds]
+    vector = VectorEnvClient(
+        address, num_envs=5, task_id=TASK, seeds=iter([*seeds, *range(100, 200)]), connections=connections
+    )
+    try:
+        got = [[(obs, 0.0, False, False)] for obs in vector.reset()]
+        for t in range(max(map(len, scripts))):
+            # An env whose script is over repeats a harmless action on its next episode.
+            actions = [s[t] if t < len(s) else Action("classify_issue", category="billing") for s in scripts]
+            observations, rewards, term, trunc, infos = vector.step(actions)
+            for i in range(5):
+                if t < len(scripts[i]):
+                    obs = infos[i].get("final_observation", observations[i])
+                    got[i].append((obs, rewards[i], term[i], trunc[i]))
+    finally:
+        vector.close()
+    assert got == [library_run(seed) for seed in seeds]
+
+
 def test_vector_client_auto_resets(address):
     vector = VectorEnvClient(address, num_envs=3, task_id="issue_classification", seeds=iter(range(100)))
     try:

@@ -168,7 +168,11 @@ class VectorEnvClient:
 
     Finished episodes reset automatically to the next seed from `seeds`; the step that
     finished one returns its last observation in info["final_observation"] and the new
-    episode's first observation in place, as gymnasium's vector envs do."""
+    episode's first observation in place, as gymnasium's vector envs do.
+
+    With `connections` > 1 the episodes are split into that many shards, each sent at the
+    same time on its own connection: a server spreads connections over its worker
+    processes, so more of them work on every step (use about two per server CPU)."""
 
     def __init__(
         self,
@@ -178,26 +182,57 @@ class VectorEnvClient:
         split: str = "train",
         seeds: Iterator[int] | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
+        connections: int = 1,
     ) -> None:
-        self._client = EnvClient(address, timeout)
+        if num_envs < 1 or connections < 1:
+            raise ValueError("num_envs and connections must be at least 1")
+        connections = min(connections, num_envs)
+        self._clients = [EnvClient(address, timeout) for _ in range(connections)]
+        # Contiguous shards, one per connection: env i always travels on the same one.
+        bounds = [num_envs * k // connections for k in range(connections + 1)]
+        self._shards = [range(bounds[k], bounds[k + 1]) for k in range(connections)]
         self.num_envs, self.task_id, self.split = num_envs, task_id, split
         self._seeds = seeds if seeds is not None else iter(range(2**62))
         self.tokens: list[bytes] = [b""] * num_envs
         self.seeds: list[int] = [0] * num_envs
 
     def close(self) -> None:
-        self._client.close()
+        for client in self._clients:
+            client.close()
+
+    def _batch(self, method: str, batch_type: type, items: dict[int, Any]) -> dict[int, Any]:
+        """Send items {env index: request} as one batch per connection, all at once;
+        the responses by env index. A shard that fails retryably is sent again on its own."""
+        pending = []
+        for client, shard in zip(self._clients, self._shards, strict=True):
+            indexes = [i for i in shard if i in items]
+            if indexes:
+                request = batch_type(requests=[items[i] for i in indexes])
+                stub_method = getattr(client.stub, method)
+                pending.append(
+                    (client, stub_method, request, indexes, stub_method.future(request, timeout=client.timeout))
+                )
+        out: dict[int, Any] = {}
+        for client, stub_method, request, indexes, future in pending:
+            try:
+                reply = future.result()
+            except grpc.RpcError as exc:
+                if exc.code() not in RETRYABLE:  # type: ignore[attr-defined]
+                    raise
+                reply = client._call(stub_method, request)
+            out.update(zip(indexes, reply.responses, strict=True))
+        return out
 
     def _reset_many(self, indexes: Sequence[int]) -> list[Observation]:
-        requests = []
+        requests = {}
         for i in indexes:
             self.seeds[i] = next(self._seeds)
-            requests.append(reset_request(self.task_id, self.split, self.seeds[i]))
-        reply = self._client._call(self._client.stub.ResetBatch, env_pb2.ResetBatchRequest(requests=requests))
+            requests[i] = reset_request(self.task_id, self.split, self.seeds[i])
+        replies = self._batch("ResetBatch", env_pb2.ResetBatchRequest, requests)
         out = []
-        for i, item in zip(indexes, reply.responses, strict=True):
-            self.tokens[i] = item.state_token
-            out.append(convert.observation_from_pb(item.observation))
+        for i in indexes:
+            self.tokens[i] = replies[i].state_token
+            out.append(convert.observation_from_pb(replies[i].observation))
         return out
 
     def reset(self) -> list[Observation]:
@@ -208,12 +243,14 @@ class VectorEnvClient:
     ) -> tuple[list[Observation], list[float], list[bool], list[bool], list[dict[str, Any]]]:
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
-        requests = [
-            env_pb2.StepRequest(state_token=t, action=action_pb(a)) for t, a in zip(self.tokens, actions, strict=True)
-        ]
-        reply = self._client._call(self._client.stub.StepBatch, env_pb2.StepBatchRequest(requests=requests))
+        requests = {
+            i: env_pb2.StepRequest(state_token=t, action=action_pb(a))
+            for i, (t, a) in enumerate(zip(self.tokens, actions, strict=True))
+        }
+        replies = self._batch("StepBatch", env_pb2.StepBatchRequest, requests)
         observations, rewards, terminated, truncated, infos = [], [], [], [], []
-        for i, item in enumerate(reply.responses):
+        for i in range(self.num_envs):
+            item = replies[i]
             self.tokens[i] = item.state_token
             obs, reward, term, trunc, info = step_result(item)
             info["seed"] = self.seeds[i]
