@@ -14,7 +14,7 @@ help:
 	@echo "make test   - run the test suite"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff"
-	@echo "make bench  - benchmarks in benchmarks/, printed as figures (BENCH_JSON=PATH also writes JSON)"
+	@echo "make bench  - benchmarks in benchmarks/: medians of BENCH_REPEAT=3 runs (BENCH_JSON=PATH also writes JSON)"
 	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
 	@echo "make train  - train a policy from the reward (5 seeds, 2 workers); writes docs/learning_curve.{png,json}"
 
@@ -32,9 +32,12 @@ test: $(STAMP)
 proto: $(STAMP)
 	$(PY) tools/protogen.py
 
+# Each throughput figure is the median of BENCH_REPEAT runs (this kind of machine varies by +-30%).
+BENCH_REPEAT ?= 3
+
 bench: $(STAMP)
 	$(PY) benchmarks/bench_world.py
-	$(PY) benchmarks/bench_throughput.py $(if $(BENCH_JSON),--json $(BENCH_JSON))
+	$(PY) benchmarks/bench_throughput.py --repeat $(BENCH_REPEAT) $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 # A bounded load on loopback that stops by itself: SOAK_CLIENTS clients for SOAK_SECONDS seconds;
 # exits non-zero on any error, lost episode or grade, or server memory growth over 10 MB.

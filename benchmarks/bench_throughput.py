@@ -252,42 +252,63 @@ def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) 
     return after - before
 
 
-def openenv_figures(episodes, seconds: float) -> dict[str, float]:
+def openenv_figures(episodes, seconds: float, repeat: int) -> dict[str, list[float]]:
     """The OpenEnv adapter driven by OpenEnv's own client, when the adapter is installed."""
     try:
         from benchmarks.openenv_driver import measure  # the adapter and its client are optional
     except ImportError as exc:
         print(f"  (OpenEnv figures skipped: {exc})", file=sys.stderr)
         return {}
-    return measure(episodes, seconds, CONCURRENCY)
+    return measure(episodes, seconds, CONCURRENCY, repeat)
+
+
+def grpc_figures(library_episodes, seconds: float, run: int, memory_episodes: int) -> dict[str, float]:
+    """One run of every gRPC figure against a fresh env service (default workers)."""
+    wire_episodes = [(seed, [convert.action_to_pb(a) for a in actions]) for seed, actions in library_episodes]
+    figures: dict[str, float] = {}
+    service = start_service("env_service", {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)})
+    try:
+        address = service.address
+        rate, p50, p99 = bench_unary_1(address, wire_episodes, seconds)
+        figures.update(unary_steps_per_s_1=rate, unary_p50_ms_1=p50, unary_p99_ms_1=p99)
+        figures["unary_steps_per_s_64"] = bench_unary_n(address, wire_episodes, seconds, CONCURRENCY)
+        rate, p50 = bench_stream(address, wire_episodes, seconds, 1)
+        figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
+        figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, seconds, CONCURRENCY)[0]
+        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, seconds, 64, BATCH_CONNECTIONS)
+        figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address, memory_episodes)
+    finally:
+        service.stop()
+    print(f"  run {run}: gRPC figures done", file=sys.stderr, flush=True)
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
-    parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of every figure; the median is reported")
+    parser.add_argument("--json", type=Path, help="also write the figures (medians) here")
+    parser.add_argument(
+        "--memory-episodes", type=int, default=10_000, help="episodes opened by the memory figure (for quick checks)"
+    )
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     library_episodes = plan(POOL)
-    wire_episodes = [(seed, [convert.action_to_pb(a) for a in actions]) for seed, actions in library_episodes]
-    figures: dict[str, float] = {}
-    figures["inprocess_steps_per_s"] = bench_inprocess(library_episodes, args.seconds)
-    service = start_service("env_service", {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)})
-    try:
-        address = service.address
-        rate, p50, p99 = bench_unary_1(address, wire_episodes, args.seconds)
-        figures.update(unary_steps_per_s_1=rate, unary_p50_ms_1=p50, unary_p99_ms_1=p99)
-        figures["unary_steps_per_s_64"] = bench_unary_n(address, wire_episodes, args.seconds, CONCURRENCY)
-        rate, p50 = bench_stream(address, wire_episodes, args.seconds, 1)
-        figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
-        figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, args.seconds, CONCURRENCY)[0]
-        figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, args.seconds, 64, BATCH_CONNECTIONS)
-        figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address)
-    finally:
-        service.stop()
-    figures.update(openenv_figures(library_episodes, args.seconds))
-    print(f"throughput ({os.cpu_count()} CPUs, {args.seconds:g}s per figure, hard-task episodes incl. resets)")
+    runs: dict[str, list[float]] = {}
+    for run in range(1, args.repeat + 1):
+        runs.setdefault("inprocess_steps_per_s", []).append(bench_inprocess(library_episodes, args.seconds))
+        for key, value in grpc_figures(library_episodes, args.seconds, run, args.memory_episodes).items():
+            runs.setdefault(key, []).append(value)
+    runs.update(openenv_figures(library_episodes, args.seconds, args.repeat))
+    figures = {key: statistics.median(values) for key, values in runs.items()}
+    print(
+        f"throughput ({os.cpu_count()} CPUs, {args.seconds:g}s per figure, hard-task episodes incl. resets; "
+        f"median of {args.repeat} run{'s' if args.repeat > 1 else ''})"
+    )
     for key, value in figures.items():
-        print(f"  {key:<36}{value:>12,.2f}")
+        spread = f"   runs: {', '.join(f'{v:,.2f}' for v in runs[key])}" if args.repeat > 1 else ""
+        print(f"  {key:<36}{value:>12,.2f}{spread}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({k: round(v, 3) for k, v in figures.items()}, indent=2) + "\n")

@@ -52,16 +52,22 @@ async def _run(base_url: str, episodes, seconds: float, sessions: int) -> float:
     return sum(counts) / (time.perf_counter() - start)
 
 
-def measure(episodes: Sequence[tuple[int, list[Action]]], seconds: float, concurrency: int) -> dict[str, float]:
+def measure(
+    episodes: Sequence[tuple[int, list[Action]]], seconds: float, concurrency: int, repeat: int = 1
+) -> dict[str, list[float]]:
+    """Steps per second for 1 and `concurrency` sessions, `repeat` runs of each (one adapter)."""
     wire = [(seed, [SupportAction.from_library(a) for a in actions]) for seed, actions in episodes]
     # Room for every benchmark session (the adapter's default is 32).
     env = {MAX_SESSIONS_ENV: str(max(concurrency, 1) + 8)}
     adapter = start_service("openenv_adapter", env, timeout=START_TIMEOUT_S, wait_ready=_http_ready)
     try:
         base_url = f"http://{adapter.address}"
-        return {
-            "openenv_ws_steps_per_s_1": asyncio.run(_run(base_url, wire, seconds, 1)),
-            f"openenv_ws_steps_per_s_{concurrency}": asyncio.run(_run(base_url, wire, seconds, concurrency)),
-        }
+        figures: dict[str, list[float]] = {"openenv_ws_steps_per_s_1": [], f"openenv_ws_steps_per_s_{concurrency}": []}
+        for _ in range(repeat):
+            figures["openenv_ws_steps_per_s_1"].append(asyncio.run(_run(base_url, wire, seconds, 1)))
+            figures[f"openenv_ws_steps_per_s_{concurrency}"].append(
+                asyncio.run(_run(base_url, wire, seconds, concurrency))
+            )
+        return figures
     finally:
         adapter.stop()
