@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import os
 
-# gRPC's newer EventEngine I/O costs this service 15-30% more CPU and latency per call than
-# the classic polling engine (measured with `make bench` on a 2-core VM), so the service runs
-# the classic one unless the operator chooses otherwise. Read when gRPC starts, so set it
-# before anything imports grpc; the spawned workers inherit it.
-CLASSIC_IO = "-event_engine_client,-event_engine_listener,-event_engine_for_all_other_endpoints"
+from env_service import CLASSIC_IO
+
+# Read when gRPC starts, so set before anything imports grpc; the spawned workers inherit it.
 os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
 
-import logging  # noqa: E402
-import sys  # noqa: E402
+import logging
+import sys
 
-from env_service.live import cache_size_from_env  # noqa: E402
-from env_service.tokens import TokenCodec, load_key  # noqa: E402
-from env_service.worker import NAME, register, worker  # noqa: E402
-from supportenv.v1.serving import run, run_workers, serve, server_args  # noqa: E402
+from env_service.live import cache_size_from_env
+from env_service.tokens import TokenCodec, load_key
+from env_service.worker import NAME, register, worker
+from supportenv.v1.serving import run, run_workers, serve, server_args
 
 DEFAULT_PORT = 50051
 

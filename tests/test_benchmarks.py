@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from benchmarks import bench_throughput
+from benchmarks import bench_grpc_floor, bench_throughput
 
 KEYS = {
     "inprocess_steps_per_s",
@@ -41,3 +41,9 @@ def test_throughput_benchmark_reports_every_figure(tmp_path, capsys):
             assert value > 0, key
     printed = capsys.readouterr().out
     assert "median of 2 runs" in printed and all(key in printed for key in KEYS)
+
+
+def test_grpc_floor_benchmark_runs(capsys):
+    assert bench_grpc_floor.main(["--calls", "50"]) == 0
+    printed = capsys.readouterr().out
+    assert "unary call" in printed and "stream message" in printed
