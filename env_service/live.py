@@ -19,8 +19,11 @@ from collections import OrderedDict
 from supportenv.episode import EpisodeState
 
 CACHE_ENV = "SUPPORTENV_STATE_CACHE"
-# States per worker. One is about 6 KB, so the default costs about 3 MB per worker at most.
+# States per worker. A typical one is about 6 KB, so the default costs about 3 MB per worker.
 DEFAULT_CACHE_SIZE = 512
+# And at most this many token bytes in all: a state holds its token's texts several times
+# over (actions, transcript), so episodes of long texts are kept fewer, not larger.
+MAX_CACHED_TOKEN_BYTES = 1_000_000
 
 
 def cache_size_from_env() -> int:
@@ -37,8 +40,8 @@ def cache_size_from_env() -> int:
 
 
 class LiveStates:
-    def __init__(self, size: int = DEFAULT_CACHE_SIZE) -> None:
-        self._size = size
+    def __init__(self, size: int = DEFAULT_CACHE_SIZE, max_token_bytes: int = MAX_CACHED_TOKEN_BYTES) -> None:
+        self._size, self._max_bytes, self._bytes = size, max_token_bytes, 0
         self._states: OrderedDict[bytes, EpisodeState] = OrderedDict()
 
     def __len__(self) -> int:
@@ -46,15 +49,19 @@ class LiveStates:
 
     def put(self, token: bytes, state: EpisodeState) -> None:
         """Remember `state` under the token just issued for it; the caller must not change it afterwards."""
-        if self._size <= 0:
+        if self._size <= 0 or len(token) > self._max_bytes or token in self._states:
             return
         self._states[token] = state
-        if len(self._states) > self._size:
-            self._states.popitem(last=False)
+        self._bytes += len(token)
+        while len(self._states) > self._size or self._bytes > self._max_bytes:
+            self._bytes -= len(self._states.popitem(last=False)[0])
 
     def take(self, token: bytes) -> EpisodeState | None:
         """The state behind `token`, now the caller's to change; None when not cached."""
-        return self._states.pop(token, None)
+        state = self._states.pop(token, None)
+        if state is not None:
+            self._bytes -= len(token)
+        return state
 
     def peek(self, token: bytes) -> EpisodeState | None:
         """The state behind `token`, for reading only; None when not cached."""

@@ -150,6 +150,15 @@ def test_live_states_are_bounded_and_taken_once():
     assert len(live) == 3 and live.peek(b"t0") is None and live.peek(b"t1") is None, "oldest evicted first"
     assert live.peek(b"t4") is state and live.take(b"t4") is state
     assert live.take(b"t4") is None, "a taken state is gone: the caller changes it"
+    small = LiveStates(size=10, max_token_bytes=10)
+    small.put(b"aaaa", state)
+    small.put(b"bbbb", state)
+    small.put(b"cccc", state)  # 12 bytes: the oldest goes
+    assert small.peek(b"aaaa") is None and small.peek(b"cccc") is state and len(small) == 2
+    small.put(b"x" * 11, state)  # larger than the whole budget: not kept, nothing evicted
+    assert len(small) == 2 and small.take(b"bbbb") is state
+    small.put(b"dddddd", state)
+    assert len(small) == 2, "taking gave its bytes back"
     off = LiveStates(size=0)
     off.put(b"t", state)
     assert len(off) == 0 and off.take(b"t") is None
