@@ -161,51 +161,52 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
     """One client running `size` episodes as a vector env with next-step autoreset (as
     gymnasium's vector envs do by default): each round sends one StepBatch for the running
     episodes and one ResetBatch for those that finished in the round before, all at once,
-    split over `connections` channels so that every server worker takes a share."""
-    channels = [grpc.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
-    stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
-    next_episode = iter(range(10**12))
-    slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
-    finished = list(range(size))
-    rounds = iter(range(10**12))
+    split over `connections` channels so that every server worker takes a share. (asyncio:
+    a sync channel's future() starts a thread per call, which would cost more than the call.)"""
 
-    def one() -> int:
-        nonlocal finished
-        resetting, chosen = finished, [episodes[next(next_episode) % len(episodes)] for _ in finished]
-        running = [i for i in range(size) if slots[i][0] is not None and i not in set(resetting)]
-        shards = [running[k::connections] for k in range(connections)]
-        futures = [
-            stub.StepBatch.future(
-                env_pb2.StepBatchRequest(
-                    requests=[
-                        env_pb2.StepRequest(state_token=slots[i][1], action=slots[i][0][slots[i][2]]) for i in shard
-                    ]
+    async def run() -> float:
+        channels = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
+        stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
+        next_episode, rounds = iter(range(10**12)), iter(range(10**12))
+        slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
+        finished = list(range(size))
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            resetting, chosen = finished, [episodes[next(next_episode) % len(episodes)] for _ in finished]
+            skip = set(resetting)
+            running = [i for i in range(size) if slots[i][0] is not None and i not in skip]
+            shards = [shard for shard in (running[k::connections] for k in range(connections)) if shard]
+            calls = [
+                stub.StepBatch(
+                    env_pb2.StepBatchRequest(
+                        requests=[
+                            env_pb2.StepRequest(state_token=slots[i][1], action=slots[i][0][slots[i][2]]) for i in shard
+                        ]
+                    )
                 )
-            )
-            for stub, shard in zip(stubs, shards, strict=True)
-            if shard
-        ]
-        reset = None
-        if resetting:
-            request = env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen])
-            reset = stubs[next(rounds) % connections].ResetBatch.future(request)
-        finished = []
-        for shard, future in zip([s for s in shards if s], futures, strict=True):
-            for i, item in zip(shard, future.result().responses, strict=True):
-                slots[i][1] = item.state_token
-                slots[i][2] += 1
-                if item.terminated or item.truncated:
-                    finished.append(i)
-        if reset is not None:
-            for i, (_, actions), item in zip(resetting, chosen, reset.result().responses, strict=True):
-                slots[i] = [actions, item.state_token, 0]
-        return len(running)
-
-    try:
-        return timed(seconds, one)
-    finally:
+                for stub, shard in zip(stubs, shards, strict=False)  # fewer shards than stubs at times
+            ]
+            if resetting:
+                request = env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen])
+                calls.append(stubs[next(rounds) % connections].ResetBatch(request))
+            replies = await asyncio.gather(*calls)
+            finished = []
+            for shard, reply in zip(shards, replies, strict=False):  # the reset's reply comes last
+                for i, item in zip(shard, reply.responses, strict=True):
+                    slots[i][1] = item.state_token
+                    slots[i][2] += 1
+                    if item.terminated or item.truncated:
+                        finished.append(i)
+            if resetting:
+                for i, (_, actions), item in zip(resetting, chosen, replies[-1].responses, strict=True):
+                    slots[i] = [actions, item.state_token, 0]
+            steps += len(running)
+        rate = steps / (time.perf_counter() - start)
         for channel in channels:
-            channel.close()
+            await channel.close()
+        return rate
+
+    return asyncio.run(run())
 
 
 def rss_mb(pid: int) -> float:

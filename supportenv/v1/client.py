@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 import grpc
@@ -188,6 +190,7 @@ class VectorEnvClient:
             raise ValueError("num_envs and connections must be at least 1")
         connections = min(connections, num_envs)
         self._clients = [EnvClient(address, timeout) for _ in range(connections)]
+        self._pool = ThreadPoolExecutor(max_workers=max(1, connections - 1), thread_name_prefix="vector-env")
         # Contiguous shards, one per connection: env i always travels on the same one.
         bounds = [num_envs * k // connections for k in range(connections + 1)]
         self._shards = [range(bounds[k], bounds[k + 1]) for k in range(connections)]
@@ -197,29 +200,25 @@ class VectorEnvClient:
         self.seeds: list[int] = [0] * num_envs
 
     def close(self) -> None:
+        self._pool.shutdown()
         for client in self._clients:
             client.close()
 
     def _batch(self, method: str, batch_type: type, items: dict[int, Any]) -> dict[int, Any]:
         """Send items {env index: request} as one batch per connection, all at once;
-        the responses by env index. A shard that fails retryably is sent again on its own."""
-        pending = []
+        the responses by env index (each shard retried on its own, like any call)."""
+        sends = []
         for client, shard in zip(self._clients, self._shards, strict=True):
             indexes = [i for i in shard if i in items]
             if indexes:
                 request = batch_type(requests=[items[i] for i in indexes])
-                stub_method = getattr(client.stub, method)
-                pending.append(
-                    (client, stub_method, request, indexes, stub_method.future(request, timeout=client.timeout))
-                )
+                sends.append((indexes, partial(client._call, getattr(client.stub, method), request)))
+        # Blocking calls on pool threads (a sync channel's future() starts a thread per call);
+        # the last shard goes from this thread.
+        futures = [self._pool.submit(send) for _, send in sends[:-1]]
+        replies = [*(f.result() for f in futures), sends[-1][1]()] if sends else []
         out: dict[int, Any] = {}
-        for client, stub_method, request, indexes, future in pending:
-            try:
-                reply = future.result()
-            except grpc.RpcError as exc:
-                if exc.code() not in RETRYABLE:  # type: ignore[attr-defined]
-                    raise
-                reply = client._call(stub_method, request)
+        for (indexes, _), reply in zip(sends, replies, strict=True):
             out.update(zip(indexes, reply.responses, strict=True))
         return out
 
