@@ -14,8 +14,8 @@ import grpc
 from env_service.live import LiveStates
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv.actions import validate
-from supportenv.episode import EpisodeState, new_episode, observe, step
-from supportenv.errors import InvalidActionError, InvalidRequestError
+from supportenv.episode import EpisodeState, check_episode_key, new_episode, observe, step
+from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
@@ -63,15 +63,33 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             )
         return token
 
-    def _reset(
-        self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse
-    ) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
-        """Start the episode and fill `response` in place (a batch's or a stream's item, say)."""
+    @staticmethod
+    def _check_reset(request: env_pb2.ResetRequest) -> str:
+        """Everything a Reset checks before it starts the episode; the split's name."""
         if not request.task_id:
             raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
         if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
             raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
         split = convert.split_from_pb(request.split)
+        check_episode_key(request.task_id, split, request.seed)
+        return split
+
+    @classmethod
+    def _check_next_episode(cls, request: env_pb2.StepRequest | env_pb2.SessionRequest) -> bool:
+        """Whether the request asks for an autoreset; a bad one is refused before the step."""
+        if not request.HasField("next_episode"):
+            return False
+        try:
+            cls._check_reset(request.next_episode)
+        except (InvalidRequestError, UnknownTaskError) as exc:
+            raise type(exc)(f"next_episode: {exc}") from exc
+        return True
+
+    def _reset(
+        self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse
+    ) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
+        """Start the episode and fill `response` in place (a batch's or a stream's item, say)."""
+        split = self._check_reset(request)
         scenario, state = new_episode(request.task_id, split, request.seed, request.episode_id)
         convert.observation_to_pb(observe(scenario, state), response.observation)
         response.episode_id = state.episode_id
@@ -96,11 +114,14 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         try:
             if not request.HasField("action"):
                 raise InvalidRequestError("action is required")
+            autoreset = self._check_next_episode(request)
             self._step(generate(state.task_id, state.split, state.seed), state, request.action, response)
-        except (InvalidRequestError, InvalidActionError):
+        except (InvalidRequestError, InvalidActionError, UnknownTaskError):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
             raise
         response.state_token = self._issue(state)
+        if autoreset and state.done:
+            self._reset_token(request.next_episode, response.next_episode)
         return response
 
     def _issue(self, state: EpisodeState) -> bytes:
@@ -181,10 +202,15 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 elif scenario is None or state is None:
                     raise NoEpisodeError("this session has no episode yet: send a reset first")
                 elif kind == "step":
+                    autoreset = self._check_next_episode(request)
                     response = env_pb2.SessionResponse()
                     self._step(scenario, state, request.step, response.step)
                     if request.want_token:
                         response.step.state_token = self._token(state)
+                    if autoreset and state.done:
+                        scenario, state, _ = self._reset(request.next_episode, response.step.next_episode)
+                        if request.want_token:
+                            response.step.next_episode.state_token = self._token(state)
                 else:
                     public = convert.episode_state_to_pb(state, observe(scenario, state))
                     response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))

@@ -168,12 +168,17 @@ def solved_all(scenario: Scenario, state: EpisodeState) -> bool:
     return all(i in state.solved_intents for i in scenario.expected.solvable)
 
 
-def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+def check_episode_key(task_id: str, split: str, seed: int) -> None:
+    """Raise UnknownTaskError / InvalidRequestError unless new_episode would accept these."""
     get_task(task_id)  # raises UnknownTaskError
     if split not in SPLITS:
         raise InvalidRequestError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
     if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         raise InvalidRequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+
+
+def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+    check_episode_key(task_id, split, seed)
     scenario = generate(task_id, split, seed)
     state = EpisodeState(
         task_id=task_id,

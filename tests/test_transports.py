@@ -213,3 +213,91 @@ def test_client_retries_until_the_service_is_up():
         thread.join()
         for service in started:
             service.stop()
+
+
+# ---- autoreset: a step that ends the episode can start the next one in the same call ----
+
+
+def reset_response(address: str, seed: int) -> env_pb2.ResetResponse:
+    with grpc.insecure_channel(address) as channel:
+        reply = env_pb2_grpc.EnvServiceStub(channel).Reset(
+            env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=seed)
+        )
+    reply.ClearField("state_token")  # compared without tokens below
+    return reply
+
+
+def test_unary_autoreset_plays_episode_after_episode_in_one_call_each(address):
+    """Seeds 0..3 back to back over Step with next_episode: one Reset in all."""
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        token = stub.Reset(env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=SEEDS[0])).state_token
+        for k, seed in enumerate(SEEDS):
+            expected = library_run(seed)[1:]
+            following = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=SEEDS[(k + 1) % len(SEEDS)])
+            for n, action in enumerate(script(seed)):
+                request = env_pb2.StepRequest(
+                    state_token=token, action=convert.action_to_pb(action), next_episode=following
+                )
+                reply = stub.Step(request)
+                obs, reward, term, trunc = expected[n]
+                assert (
+                    convert.observation_from_pb(reply.observation),
+                    reply.reward,
+                    reply.terminated,
+                    reply.truncated,
+                ) == (obs, reward, term, trunc)
+                assert reply.HasField("next_episode") == (term or trunc)
+                token = reply.state_token
+            started = reply.next_episode
+            assert started.state_token, "the next episode comes with its token"
+            token = started.state_token
+            started.ClearField("state_token")
+            assert started == reset_response(address, following.seed)
+
+
+def test_session_autoreset_goes_on_with_the_next_episode(address):
+    async def play():
+        async with grpc.aio.insecure_channel(address) as channel:
+            call = env_pb2_grpc.EnvServiceStub(channel).Session()
+            await call.write(
+                env_pb2.SessionRequest(reset=env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=1))
+            )
+            await call.read()
+            following = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=2)
+            for action in script(1):
+                await call.write(env_pb2.SessionRequest(step=convert.action_to_pb(action), next_episode=following))
+                last = (await call.read()).step
+            assert last.terminated and last.HasField("next_episode") and not last.next_episode.state_token
+            # The stream is now on seed 2: its steps are seed 2's.
+            out = []
+            for action in script(2)[:2]:
+                await call.write(env_pb2.SessionRequest(step=convert.action_to_pb(action)))
+                reply = (await call.read()).step
+                out.append(
+                    (convert.observation_from_pb(reply.observation), reply.reward, reply.terminated, reply.truncated)
+                )
+            await call.done_writing()
+            return last.next_episode, out
+
+    started, out = asyncio.run(play())
+    assert started == reset_response(address, 2)
+    assert out == library_run(2)[1:3]
+
+
+def test_a_bad_next_episode_is_refused_before_the_step(address):
+    with grpc.insecure_channel(address) as channel:
+        stub = env_pb2_grpc.EnvServiceStub(channel)
+        token = stub.Reset(env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=3)).state_token
+        action = convert.action_to_pb(script(3)[0])
+        bad = {
+            grpc.StatusCode.NOT_FOUND: env_pb2.ResetRequest(task_id="nope"),
+            grpc.StatusCode.INVALID_ARGUMENT: env_pb2.ResetRequest(task_id=TASK, split=99),
+        }
+        for code, following in bad.items():
+            with pytest.raises(grpc.RpcError) as info:
+                stub.Step(env_pb2.StepRequest(state_token=token, action=action, next_episode=following))
+            assert info.value.code() == code and info.value.details().startswith("next_episode: ")
+        # Not applied: the token steps as if nothing had happened.
+        reply = stub.Step(env_pb2.StepRequest(state_token=token, action=action))
+        assert convert.observation_from_pb(reply.observation) == library_run(3)[1][0]

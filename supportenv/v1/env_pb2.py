@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from supportenv.v1 import types_pb2 as supportenv_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17supportenv/v1/env.proto\x12\rsupportenv.v1\x1a\x19supportenv/v1/types.proto\"\x12\n\x10ListTasksRequest\";\n\x11ListTasksResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.supportenv.v1.TaskInfo\"f\n\x0cResetRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12\x12\n\nepisode_id\x18\x04 \x01(\t\"\x90\x01\n\rResetResponse\x12/\n\x0bobservation\x18\x01 \x01(\x0b\x32\x1a.supportenv.v1.Observation\x12\x13\n\x0bstate_token\x18\x02 \x01(\x0c\x12\x12\n\nepisode_id\x18\x03 \x01(\t\x12%\n\x04task\x18\x04 \x01(\x0b\x32\x17.supportenv.v1.TaskInfo\"I\n\x0bStepRequest\x12\x13\n\x0bstate_token\x18\x01 \x01(\x0c\x12%\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x15.supportenv.v1.Action\"\xe0\x01\n\x0cStepResponse\x12/\n\x0bobservation\x18\x01 \x01(\x0b\x32\x1a.supportenv.v1.Observation\x12\x0e\n\x06reward\x18\x02 \x01(\x01\x12\x12\n\nterminated\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x38\n\x10reward_breakdown\x18\x05 \x03(\x0b\x32\x1e.supportenv.v1.RewardComponent\x12\x13\n\x0bstate_token\x18\x06 \x01(\x0c\x12\x19\n\x11\x63umulative_reward\x18\x07 \x01(\x01\"#\n\x0cStateRequest\x12\x13\n\x0bstate_token\x18\x01 \x01(\x0c\"\xb3\x02\n\x0c\x45pisodeState\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12#\n\x05split\x18\x03 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x04 \x01(\x03\x12\x0c\n\x04step\x18\x05 \x01(\x05\x12\x11\n\tmax_steps\x18\x06 \x01(\x05\x12\x12\n\nterminated\x18\x07 \x01(\x08\x12\x11\n\ttruncated\x18\x08 \x01(\x08\x12\x19\n\x11\x63umulative_reward\x18\t \x01(\x01\x12&\n\x07\x61\x63tions\x18\n \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x0f\n\x07rewards\x18\x0b \x03(\x01\x12/\n\x0bobservation\x18\x0c \x01(\x0b\x32\x1a.supportenv.v1.Observation\";\n\rStateResponse\x12*\n\x05state\x18\x01 \x01(\x0b\x32\x1b.supportenv.v1.EpisodeState\"B\n\x11ResetBatchRequest\x12-\n\x08requests\x18\x01 \x03(\x0b\x32\x1b.supportenv.v1.ResetRequest\"E\n\x12ResetBatchResponse\x12/\n\tresponses\x18\x01 \x03(\x0b\x32\x1c.supportenv.v1.ResetResponse\"@\n\x10StepBatchRequest\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.supportenv.v1.StepRequest\"C\n\x11StepBatchResponse\x12.\n\tresponses\x18\x01 \x03(\x0b\x32\x1b.supportenv.v1.StepResponse\"\xaf\x01\n\x0eSessionRequest\x12,\n\x05reset\x18\x01 \x01(\x0b\x32\x1b.supportenv.v1.ResetRequestH\x00\x12%\n\x04step\x18\x02 \x01(\x0b\x32\x15.supportenv.v1.ActionH\x00\x12,\n\x05state\x18\x03 \x01(\x0b\x32\x1b.supportenv.v1.StateRequestH\x00\x12\x12\n\nwant_token\x18\x04 \x01(\x08\x42\x06\n\x04kind\"\xa4\x01\n\x0fSessionResponse\x12-\n\x05reset\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ResetResponseH\x00\x12+\n\x04step\x18\x02 \x01(\x0b\x32\x1b.supportenv.v1.StepResponseH\x00\x12-\n\x05state\x18\x03 \x01(\x0b\x32\x1c.supportenv.v1.StateResponseH\x00\x42\x06\n\x04kind2\x96\x04\n\nEnvService\x12N\n\tListTasks\x12\x1f.supportenv.v1.ListTasksRequest\x1a .supportenv.v1.ListTasksResponse\x12\x42\n\x05Reset\x12\x1b.supportenv.v1.ResetRequest\x1a\x1c.supportenv.v1.ResetResponse\x12?\n\x04Step\x12\x1a.supportenv.v1.StepRequest\x1a\x1b.supportenv.v1.StepResponse\x12\x42\n\x05State\x12\x1b.supportenv.v1.StateRequest\x1a\x1c.supportenv.v1.StateResponse\x12Q\n\nResetBatch\x12 .supportenv.v1.ResetBatchRequest\x1a!.supportenv.v1.ResetBatchResponse\x12N\n\tStepBatch\x12\x1f.supportenv.v1.StepBatchRequest\x1a .supportenv.v1.StepBatchResponse\x12L\n\x07Session\x12\x1d.supportenv.v1.SessionRequest\x1a\x1e.supportenv.v1.SessionResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17supportenv/v1/env.proto\x12\rsupportenv.v1\x1a\x19supportenv/v1/types.proto\"\x12\n\x10ListTasksRequest\";\n\x11ListTasksResponse\x12&\n\x05tasks\x18\x01 \x03(\x0b\x32\x17.supportenv.v1.TaskInfo\"f\n\x0cResetRequest\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12\x12\n\nepisode_id\x18\x04 \x01(\t\"\x90\x01\n\rResetResponse\x12/\n\x0bobservation\x18\x01 \x01(\x0b\x32\x1a.supportenv.v1.Observation\x12\x13\n\x0bstate_token\x18\x02 \x01(\x0c\x12\x12\n\nepisode_id\x18\x03 \x01(\t\x12%\n\x04task\x18\x04 \x01(\x0b\x32\x17.supportenv.v1.TaskInfo\"|\n\x0bStepRequest\x12\x13\n\x0bstate_token\x18\x01 \x01(\x0c\x12%\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x15.supportenv.v1.Action\x12\x31\n\x0cnext_episode\x18\x03 \x01(\x0b\x32\x1b.supportenv.v1.ResetRequest\"\x94\x02\n\x0cStepResponse\x12/\n\x0bobservation\x18\x01 \x01(\x0b\x32\x1a.supportenv.v1.Observation\x12\x0e\n\x06reward\x18\x02 \x01(\x01\x12\x12\n\nterminated\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x38\n\x10reward_breakdown\x18\x05 \x03(\x0b\x32\x1e.supportenv.v1.RewardComponent\x12\x13\n\x0bstate_token\x18\x06 \x01(\x0c\x12\x19\n\x11\x63umulative_reward\x18\x07 \x01(\x01\x12\x32\n\x0cnext_episode\x18\x08 \x01(\x0b\x32\x1c.supportenv.v1.ResetResponse\"#\n\x0cStateRequest\x12\x13\n\x0bstate_token\x18\x01 \x01(\x0c\"\xb3\x02\n\x0c\x45pisodeState\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12#\n\x05split\x18\x03 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x04 \x01(\x03\x12\x0c\n\x04step\x18\x05 \x01(\x05\x12\x11\n\tmax_steps\x18\x06 \x01(\x05\x12\x12\n\nterminated\x18\x07 \x01(\x08\x12\x11\n\ttruncated\x18\x08 \x01(\x08\x12\x19\n\x11\x63umulative_reward\x18\t \x01(\x01\x12&\n\x07\x61\x63tions\x18\n \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x0f\n\x07rewards\x18\x0b \x03(\x01\x12/\n\x0bobservation\x18\x0c \x01(\x0b\x32\x1a.supportenv.v1.Observation\";\n\rStateResponse\x12*\n\x05state\x18\x01 \x01(\x0b\x32\x1b.supportenv.v1.EpisodeState\"B\n\x11ResetBatchRequest\x12-\n\x08requests\x18\x01 \x03(\x0b\x32\x1b.supportenv.v1.ResetRequest\"E\n\x12ResetBatchResponse\x12/\n\tresponses\x18\x01 \x03(\x0b\x32\x1c.supportenv.v1.ResetResponse\"@\n\x10StepBatchRequest\x12,\n\x08requests\x18\x01 \x03(\x0b\x32\x1a.supportenv.v1.StepRequest\"C\n\x11StepBatchResponse\x12.\n\tresponses\x18\x01 \x03(\x0b\x32\x1b.supportenv.v1.StepResponse\"\xe2\x01\n\x0eSessionRequest\x12,\n\x05reset\x18\x01 \x01(\x0b\x32\x1b.supportenv.v1.ResetRequestH\x00\x12%\n\x04step\x18\x02 \x01(\x0b\x32\x15.supportenv.v1.ActionH\x00\x12,\n\x05state\x18\x03 \x01(\x0b\x32\x1b.supportenv.v1.StateRequestH\x00\x12\x12\n\nwant_token\x18\x04 \x01(\x08\x12\x31\n\x0cnext_episode\x18\x05 \x01(\x0b\x32\x1b.supportenv.v1.ResetRequestB\x06\n\x04kind\"\xa4\x01\n\x0fSessionResponse\x12-\n\x05reset\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ResetResponseH\x00\x12+\n\x04step\x18\x02 \x01(\x0b\x32\x1b.supportenv.v1.StepResponseH\x00\x12-\n\x05state\x18\x03 \x01(\x0b\x32\x1c.supportenv.v1.StateResponseH\x00\x42\x06\n\x04kind2\x96\x04\n\nEnvService\x12N\n\tListTasks\x12\x1f.supportenv.v1.ListTasksRequest\x1a .supportenv.v1.ListTasksResponse\x12\x42\n\x05Reset\x12\x1b.supportenv.v1.ResetRequest\x1a\x1c.supportenv.v1.ResetResponse\x12?\n\x04Step\x12\x1a.supportenv.v1.StepRequest\x1a\x1b.supportenv.v1.StepResponse\x12\x42\n\x05State\x12\x1b.supportenv.v1.StateRequest\x1a\x1c.supportenv.v1.StateResponse\x12Q\n\nResetBatch\x12 .supportenv.v1.ResetBatchRequest\x1a!.supportenv.v1.ResetBatchResponse\x12N\n\tStepBatch\x12\x1f.supportenv.v1.StepBatchRequest\x1a .supportenv.v1.StepBatchResponse\x12L\n\x07Session\x12\x1d.supportenv.v1.SessionRequest\x1a\x1e.supportenv.v1.SessionResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,27 +41,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESETRESPONSE']._serialized_start=255
   _globals['_RESETRESPONSE']._serialized_end=399
   _globals['_STEPREQUEST']._serialized_start=401
-  _globals['_STEPREQUEST']._serialized_end=474
-  _globals['_STEPRESPONSE']._serialized_start=477
-  _globals['_STEPRESPONSE']._serialized_end=701
-  _globals['_STATEREQUEST']._serialized_start=703
-  _globals['_STATEREQUEST']._serialized_end=738
-  _globals['_EPISODESTATE']._serialized_start=741
-  _globals['_EPISODESTATE']._serialized_end=1048
-  _globals['_STATERESPONSE']._serialized_start=1050
-  _globals['_STATERESPONSE']._serialized_end=1109
-  _globals['_RESETBATCHREQUEST']._serialized_start=1111
-  _globals['_RESETBATCHREQUEST']._serialized_end=1177
-  _globals['_RESETBATCHRESPONSE']._serialized_start=1179
-  _globals['_RESETBATCHRESPONSE']._serialized_end=1248
-  _globals['_STEPBATCHREQUEST']._serialized_start=1250
-  _globals['_STEPBATCHREQUEST']._serialized_end=1314
-  _globals['_STEPBATCHRESPONSE']._serialized_start=1316
-  _globals['_STEPBATCHRESPONSE']._serialized_end=1383
-  _globals['_SESSIONREQUEST']._serialized_start=1386
-  _globals['_SESSIONREQUEST']._serialized_end=1561
-  _globals['_SESSIONRESPONSE']._serialized_start=1564
-  _globals['_SESSIONRESPONSE']._serialized_end=1728
-  _globals['_ENVSERVICE']._serialized_start=1731
-  _globals['_ENVSERVICE']._serialized_end=2265
+  _globals['_STEPREQUEST']._serialized_end=525
+  _globals['_STEPRESPONSE']._serialized_start=528
+  _globals['_STEPRESPONSE']._serialized_end=804
+  _globals['_STATEREQUEST']._serialized_start=806
+  _globals['_STATEREQUEST']._serialized_end=841
+  _globals['_EPISODESTATE']._serialized_start=844
+  _globals['_EPISODESTATE']._serialized_end=1151
+  _globals['_STATERESPONSE']._serialized_start=1153
+  _globals['_STATERESPONSE']._serialized_end=1212
+  _globals['_RESETBATCHREQUEST']._serialized_start=1214
+  _globals['_RESETBATCHREQUEST']._serialized_end=1280
+  _globals['_RESETBATCHRESPONSE']._serialized_start=1282
+  _globals['_RESETBATCHRESPONSE']._serialized_end=1351
+  _globals['_STEPBATCHREQUEST']._serialized_start=1353
+  _globals['_STEPBATCHREQUEST']._serialized_end=1417
+  _globals['_STEPBATCHRESPONSE']._serialized_start=1419
+  _globals['_STEPBATCHRESPONSE']._serialized_end=1486
+  _globals['_SESSIONREQUEST']._serialized_start=1489
+  _globals['_SESSIONREQUEST']._serialized_end=1715
+  _globals['_SESSIONRESPONSE']._serialized_start=1718
+  _globals['_SESSIONRESPONSE']._serialized_end=1882
+  _globals['_ENVSERVICE']._serialized_start=1885
+  _globals['_ENVSERVICE']._serialized_end=2419
 # @@protoc_insertion_point(module_scope)

@@ -42,15 +42,17 @@ class ResetResponse(_message.Message):
     def __init__(self, observation: _Optional[_Union[_types_pb2.Observation, _Mapping]] = ..., state_token: _Optional[bytes] = ..., episode_id: _Optional[str] = ..., task: _Optional[_Union[_types_pb2.TaskInfo, _Mapping]] = ...) -> None: ...
 
 class StepRequest(_message.Message):
-    __slots__ = ("state_token", "action")
+    __slots__ = ("state_token", "action", "next_episode")
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    NEXT_EPISODE_FIELD_NUMBER: _ClassVar[int]
     state_token: bytes
     action: _types_pb2.Action
-    def __init__(self, state_token: _Optional[bytes] = ..., action: _Optional[_Union[_types_pb2.Action, _Mapping]] = ...) -> None: ...
+    next_episode: ResetRequest
+    def __init__(self, state_token: _Optional[bytes] = ..., action: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., next_episode: _Optional[_Union[ResetRequest, _Mapping]] = ...) -> None: ...
 
 class StepResponse(_message.Message):
-    __slots__ = ("observation", "reward", "terminated", "truncated", "reward_breakdown", "state_token", "cumulative_reward")
+    __slots__ = ("observation", "reward", "terminated", "truncated", "reward_breakdown", "state_token", "cumulative_reward", "next_episode")
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     REWARD_FIELD_NUMBER: _ClassVar[int]
     TERMINATED_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +60,7 @@ class StepResponse(_message.Message):
     REWARD_BREAKDOWN_FIELD_NUMBER: _ClassVar[int]
     STATE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     CUMULATIVE_REWARD_FIELD_NUMBER: _ClassVar[int]
+    NEXT_EPISODE_FIELD_NUMBER: _ClassVar[int]
     observation: _types_pb2.Observation
     reward: float
     terminated: bool
@@ -65,7 +68,8 @@ class StepResponse(_message.Message):
     reward_breakdown: _containers.RepeatedCompositeFieldContainer[_types_pb2.RewardComponent]
     state_token: bytes
     cumulative_reward: float
-    def __init__(self, observation: _Optional[_Union[_types_pb2.Observation, _Mapping]] = ..., reward: _Optional[float] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., reward_breakdown: _Optional[_Iterable[_Union[_types_pb2.RewardComponent, _Mapping]]] = ..., state_token: _Optional[bytes] = ..., cumulative_reward: _Optional[float] = ...) -> None: ...
+    next_episode: ResetResponse
+    def __init__(self, observation: _Optional[_Union[_types_pb2.Observation, _Mapping]] = ..., reward: _Optional[float] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., reward_breakdown: _Optional[_Iterable[_Union[_types_pb2.RewardComponent, _Mapping]]] = ..., state_token: _Optional[bytes] = ..., cumulative_reward: _Optional[float] = ..., next_episode: _Optional[_Union[ResetResponse, _Mapping]] = ...) -> None: ...
 
 class StateRequest(_message.Message):
     __slots__ = ("state_token",)
@@ -132,16 +136,18 @@ class StepBatchResponse(_message.Message):
     def __init__(self, responses: _Optional[_Iterable[_Union[StepResponse, _Mapping]]] = ...) -> None: ...
 
 class SessionRequest(_message.Message):
-    __slots__ = ("reset", "step", "state", "want_token")
+    __slots__ = ("reset", "step", "state", "want_token", "next_episode")
     RESET_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     WANT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NEXT_EPISODE_FIELD_NUMBER: _ClassVar[int]
     reset: ResetRequest
     step: _types_pb2.Action
     state: StateRequest
     want_token: bool
-    def __init__(self, reset: _Optional[_Union[ResetRequest, _Mapping]] = ..., step: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., state: _Optional[_Union[StateRequest, _Mapping]] = ..., want_token: _Optional[bool] = ...) -> None: ...
+    next_episode: ResetRequest
+    def __init__(self, reset: _Optional[_Union[ResetRequest, _Mapping]] = ..., step: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., state: _Optional[_Union[StateRequest, _Mapping]] = ..., want_token: _Optional[bool] = ..., next_episode: _Optional[_Union[ResetRequest, _Mapping]] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
     __slots__ = ("reset", "step", "state")
