@@ -168,13 +168,14 @@ class AsyncEnvClient:
 class VectorEnvClient:
     """`num_envs` episodes of one task, stepped with one StepBatch call per step.
 
-    Finished episodes reset automatically to the next seed from `seeds`; the step that
-    finished one returns its last observation in info["final_observation"] and the new
+    Finished episodes reset automatically to the next seed from `seeds` (drawn one episode
+    ahead for each env), in the same call as the step that finished them (next_episode);
+    that step returns its last observation in info["final_observation"] and the new
     episode's first observation in place, as gymnasium's vector envs do.
 
     With `connections` > 1 the episodes are split into that many shards, each sent at the
     same time on its own connection: a server spreads connections over its worker
-    processes, so more of them work on every step (use about two per server CPU)."""
+    processes, so more of them work on every step (use about one per server worker)."""
 
     def __init__(
         self,
@@ -198,6 +199,7 @@ class VectorEnvClient:
         self._seeds = seeds if seeds is not None else iter(range(2**62))
         self.tokens: list[bytes] = [b""] * num_envs
         self.seeds: list[int] = [0] * num_envs
+        self._next_seeds: list[int | None] = [None] * num_envs
 
     def close(self) -> None:
         self._pool.shutdown()
@@ -235,32 +237,44 @@ class VectorEnvClient:
         return out
 
     def reset(self) -> list[Observation]:
-        return self._reset_many(range(self.num_envs))
+        observations = self._reset_many(range(self.num_envs))
+        self._next_seeds = [next(self._seeds, None) for _ in range(self.num_envs)]
+        return observations
+
+    def _step_request(self, i: int, action: Action | dict[str, Any] | str | pb.Action) -> env_pb2.StepRequest:
+        request = env_pb2.StepRequest(state_token=self.tokens[i], action=action_pb(action))
+        if self._next_seeds[i] is not None:
+            request.next_episode.CopyFrom(reset_request(self.task_id, self.split, self._next_seeds[i]))
+        return request
 
     def step(
         self, actions: Sequence[Action | dict[str, Any] | str | pb.Action]
     ) -> tuple[list[Observation], list[float], list[bool], list[bool], list[dict[str, Any]]]:
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
-        requests = {
-            i: env_pb2.StepRequest(state_token=t, action=action_pb(a))
-            for i, (t, a) in enumerate(zip(self.tokens, actions, strict=True))
-        }
+        requests = {i: self._step_request(i, action) for i, action in enumerate(actions)}
         replies = self._batch("StepBatch", env_pb2.StepBatchRequest, requests)
         observations, rewards, terminated, truncated, infos = [], [], [], [], []
+        unseeded = []  # finished with no next seed drawn (a finite `seeds`): reset the old way
         for i in range(self.num_envs):
             item = replies[i]
             self.tokens[i] = item.state_token
             obs, reward, term, trunc, info = step_result(item)
             info["seed"] = self.seeds[i]
+            if item.HasField("next_episode"):
+                info["final_observation"] = obs
+                obs = convert.observation_from_pb(item.next_episode.observation)
+                self.tokens[i], self.seeds[i] = item.next_episode.state_token, self._next_seeds[i]
+                self._next_seeds[i] = next(self._seeds, None)
+            elif term or trunc:
+                unseeded.append(i)
             observations.append(obs)
             rewards.append(reward)
             terminated.append(term)
             truncated.append(trunc)
             infos.append(info)
-        done = [i for i in range(self.num_envs) if terminated[i] or truncated[i]]
-        if done:
-            for i, fresh in zip(done, self._reset_many(done), strict=True):
+        if unseeded:
+            for i, fresh in zip(unseeded, self._reset_many(unseeded), strict=True):
                 infos[i]["final_observation"] = observations[i]
                 observations[i] = fresh
         return observations, rewards, terminated, truncated, infos
