@@ -4,7 +4,9 @@
 
 Steps are full hard-task episodes (resets included) played by a fixed policy: the
 expert's actions for a pool of seeds, computed before timing so that only the
-environment and its transport are measured. The env service runs as a real server on
+environment and its transport are measured. Each step carries the next episode's reset
+(next_episode), so a new episode starts in the call of the step that ends the last one,
+as a vector env's autoreset does. The env service runs as a real server on
 loopback with its default workers (one per CPU); the client runs in this process, on
 the same machine, so both share its cores.
 """
@@ -88,19 +90,32 @@ def bench_inprocess(episodes, seconds: float) -> float:
     return timed(seconds, one)
 
 
+def next_token(reply: env_pb2.StepResponse) -> bytes:
+    """The next episode's token, which the last step of a planned episode must carry."""
+    if not reply.HasField("next_episode"):
+        raise RuntimeError("the plan's last action did not end its episode")
+    return reply.next_episode.state_token
+
+
 def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float, float]:
     latencies: list[float] = []
     with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:
         stub = env_pb2_grpc.EnvServiceStub(channel)
-        it = iter(range(10**12))
+        order = iter(range(10**12))
+        current = next(order)
+        token = stub.Reset(reset_pb(episodes[current][0])).state_token
 
         def one() -> int:
-            seed, actions = episodes[next(it) % len(episodes)]
-            token = stub.Reset(reset_pb(seed)).state_token
+            nonlocal current, token
+            _, actions = episodes[current % len(episodes)]
+            current = next(order)
+            following = reset_pb(episodes[current % len(episodes)][0])
             for action in actions:
                 t0 = time.perf_counter()
-                token = stub.Step(env_pb2.StepRequest(state_token=token, action=action)).state_token
+                reply = stub.Step(env_pb2.StepRequest(state_token=token, action=action, next_episode=following))
                 latencies.append(time.perf_counter() - t0)
+                token = reply.state_token
+            token = next_token(reply)
             return len(actions)
 
         rate = timed(seconds, one)
@@ -123,12 +138,15 @@ async def _concurrent(address: str, seconds: float, clients: int, worker) -> flo
 def bench_unary_n(address: str, episodes, seconds: float, clients: int) -> float:
     async def worker(stub, index, counts, deadline):
         n = index
+        token = (await stub.Reset(reset_pb(episodes[n % len(episodes)][0]))).state_token
         while time.perf_counter() < deadline:
-            seed, actions = episodes[n % len(episodes)]
+            _, actions = episodes[n % len(episodes)]
             n += clients
-            token = (await stub.Reset(reset_pb(seed))).state_token
+            following = reset_pb(episodes[n % len(episodes)][0])
             for action in actions:
-                token = (await stub.Step(env_pb2.StepRequest(state_token=token, action=action))).state_token
+                reply = await stub.Step(env_pb2.StepRequest(state_token=token, action=action, next_episode=following))
+                token = reply.state_token
+            token = next_token(reply)
             counts[index] += len(actions)
 
     return asyncio.run(_concurrent(address, seconds, clients, worker))
@@ -140,17 +158,19 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
     async def worker(stub, index, counts, deadline):
         call = stub.Session()
         n = index
+        await call.write(env_pb2.SessionRequest(reset=reset_pb(episodes[n % len(episodes)][0])))
+        await call.read()
         while time.perf_counter() < deadline:
-            seed, actions = episodes[n % len(episodes)]
+            _, actions = episodes[n % len(episodes)]
             n += clients
-            await call.write(env_pb2.SessionRequest(reset=reset_pb(seed)))
-            await call.read()
+            following = reset_pb(episodes[n % len(episodes)][0])
             for action in actions:
                 t0 = time.perf_counter()
-                await call.write(env_pb2.SessionRequest(step=action))
-                await call.read()
+                await call.write(env_pb2.SessionRequest(step=action, next_episode=following))
+                reply = await call.read()
                 if clients == 1:
                     latencies.append(time.perf_counter() - t0)
+            next_token(reply.step)  # checks the stream went on with the next episode
             counts[index] += len(actions)
         await call.done_writing()
 
@@ -159,49 +179,52 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
 
 
 def bench_batch(address: str, episodes, seconds: float, size: int, connections: int) -> float:
-    """One client running `size` episodes as a vector env with next-step autoreset (as
-    gymnasium's vector envs do by default): each round sends one StepBatch for the running
-    episodes and one ResetBatch for those that finished in the round before, all at once,
-    split over `connections` channels so that every server worker takes a share. (asyncio:
-    a sync channel's future() starts a thread per call, which would cost more than the call.)"""
+    """One client running `size` episodes as a vector env: one StepBatch per round, split
+    over `connections` channels sent at once so that every server worker takes a share;
+    each step carries its slot's next episode (next_episode), so an episode that ends is
+    replaced in the same call. (asyncio: a sync channel's future() starts a thread per
+    call, which would cost more than the call.)"""
 
     async def run() -> float:
         channels = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
         stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
-        next_episode, rounds = iter(range(10**12)), iter(range(10**12))
-        slots: list[list] = [[None, b"", 0] for _ in range(size)]  # [actions, token, position]
-        finished = list(range(size))
+        order = iter(range(10**12))
+        first = await stubs[0].ResetBatch(
+            env_pb2.ResetBatchRequest(requests=[reset_pb(episodes[i % len(episodes)][0]) for i in range(size)])
+        )
+        # [actions, token, position, the next episode's (seed, actions)]
+        slots: list[list] = []
+        for item in first.responses:
+            slots.append([episodes[next(order) % len(episodes)][1], item.state_token, 0, None])
+        for slot in slots:
+            slot[3] = episodes[next(order) % len(episodes)]
+        shards = [list(range(k, size, connections)) for k in range(connections)]
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            resetting, chosen = finished, [episodes[next(next_episode) % len(episodes)] for _ in finished]
-            skip = set(resetting)
-            running = [i for i in range(size) if slots[i][0] is not None and i not in skip]
-            shards = [shard for shard in (running[k::connections] for k in range(connections)) if shard]
             calls = [
                 stub.StepBatch(
                     env_pb2.StepBatchRequest(
                         requests=[
-                            env_pb2.StepRequest(state_token=slots[i][1], action=slots[i][0][slots[i][2]]) for i in shard
+                            env_pb2.StepRequest(
+                                state_token=slots[i][1],
+                                action=slots[i][0][slots[i][2]],
+                                next_episode=reset_pb(slots[i][3][0]),
+                            )
+                            for i in shard
                         ]
                     )
                 )
-                for stub, shard in zip(stubs, shards, strict=False)  # fewer shards than stubs at times
+                for stub, shard in zip(stubs, shards, strict=True)
             ]
-            if resetting:
-                request = env_pb2.ResetBatchRequest(requests=[reset_pb(seed) for seed, _ in chosen])
-                calls.append(stubs[next(rounds) % connections].ResetBatch(request))
-            replies = await asyncio.gather(*calls)
-            finished = []
-            for shard, reply in zip(shards, replies, strict=False):  # the reset's reply comes last
+            for shard, reply in zip(shards, await asyncio.gather(*calls), strict=True):
                 for i, item in zip(shard, reply.responses, strict=True):
-                    slots[i][1] = item.state_token
-                    slots[i][2] += 1
-                    if item.terminated or item.truncated:
-                        finished.append(i)
-            if resetting:
-                for i, (_, actions), item in zip(resetting, chosen, replies[-1].responses, strict=True):
-                    slots[i] = [actions, item.state_token, 0]
-            steps += len(running)
+                    slot = slots[i]
+                    if item.HasField("next_episode"):
+                        slots[i] = [slot[3][1], item.next_episode.state_token, 0, episodes[next(order) % len(episodes)]]
+                    else:
+                        slot[1] = item.state_token
+                        slot[2] += 1
+            steps += size
         rate = steps / (time.perf_counter() - start)
         for channel in channels:
             await channel.close()
