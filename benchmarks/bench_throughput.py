@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import grpc
 
 from baseline_agent.embedded import ServiceProcess, start_service
-from env_service.live import DEFAULT_CACHE_SIZE
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import new_episode, observe, step
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.client import WORKER_METADATA
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode
@@ -42,10 +42,11 @@ CONCURRENCY = 64
 # Each client its own connection (gRPC would otherwise share one between the channels of a
 # process), so that the server's workers (SO_REUSEPORT, per connection) all take a share.
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
-# One connection per worker (the kernel spreads connections by a hash, so both may land on one
-# worker). More connections even out the shares but add calls, and on 2 cores shared with the
-# client that cost more than they gained: 2 connections measured best of 1, 2, 4 and 8.
+# One connection per worker, spread over the workers (spread_channels). More connections add
+# calls, which on 2 cores shared with the client cost more than they gain.
 BATCH_CONNECTIONS = 2
+# Enough episodes to fill every bounded cache of a worker (the largest hold 4,096 entries).
+WARM_UP_EPISODES = 5_000
 
 
 def plan(pool: int) -> list[tuple[int, list[Action]]]:
@@ -178,6 +179,27 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
     return rate, (percentile(latencies, 50) * 1e3 if latencies else float("nan"))
 
 
+async def spread_channels(address: str, count: int) -> list[grpc.aio.Channel]:
+    """Channels whose connections reach different workers where the server has them (as
+    supportenv.v1.client.spread_clients does for the sync SDK): the kernel spreads
+    connections by a hash, so without this two connections can land on one worker."""
+    channels: list[grpc.aio.Channel] = []
+    seen: set[str] = set()
+    for tries in range(1, 100):
+        channel = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
+        call = env_pb2_grpc.EnvServiceStub(channel).ListTasks(env_pb2.ListTasksRequest())
+        worker = dict(await call.initial_metadata()).get(WORKER_METADATA, "")
+        await call
+        if worker not in seen or tries > 4 * count:
+            seen.add(worker)
+            channels.append(channel)
+            if len(channels) == count:
+                break
+        else:
+            await channel.close()
+    return channels
+
+
 def bench_batch(address: str, episodes, seconds: float, size: int, connections: int) -> float:
     """One client running `size` episodes as a vector env: one StepBatch per round, split
     over `connections` channels sent at once so that every server worker takes a share;
@@ -186,7 +208,7 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
     call, which would cost more than the call.)"""
 
     async def run() -> float:
-        channels = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(connections)]
+        channels = await spread_channels(address, connections)
         stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
         order = iter(range(10**12))
         first = await stubs[0].ResetBatch(
@@ -250,7 +272,7 @@ def rss_mb(pid: int) -> float:
 def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) -> float:
     """Open `episodes` episodes (reset + one step each, tokens kept by the client) and
     report how much the server's memory grew: it keeps no episode, so it should not.
-    A warm-up first fills the worker's bounded cache of live states (env_service.live)."""
+    A warm-up first fills the worker's bounded caches (live states, encoded turns, text analyses)."""
     classify = convert.action_to_pb(Action("classify_issue", category="billing"))
 
     def open_episodes(stub, seeds: range) -> list[bytes]:
@@ -269,7 +291,7 @@ def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) 
 
     with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:  # one worker takes every call
         stub = env_pb2_grpc.EnvServiceStub(channel)
-        open_episodes(stub, range(10**6, 10**6 + 2 * DEFAULT_CACHE_SIZE))
+        open_episodes(stub, range(10**6, 10**6 + WARM_UP_EPISODES))
         before = rss_mb(service.process.pid)
         tokens = open_episodes(stub, range(episodes))
         after = rss_mb(service.process.pid)

@@ -7,6 +7,8 @@ handler's local variables, so it dies with the stream."""
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import AsyncIterator
 
 import grpc
@@ -18,6 +20,7 @@ from supportenv.episode import EpisodeState, check_episode_key, new_episode, obs
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
+from supportenv.v1.client import WORKER_METADATA
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
 from supportenv.v1.serving import (
     LimitExceededError,
@@ -48,6 +51,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     def __init__(self, codec: TokenCodec, live: LiveStates | None = None) -> None:
         self._codec = codec
         self._live = LiveStates() if live is None else live
+        self._worker = f"{socket.gethostname()}:{os.getpid()}"
         self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
         self._task_pb = {t.task_id: convert.task_to_pb(t) for t in TASKS}
 
@@ -140,6 +144,8 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def ListTasks(self, request, context):  # noqa: N802 (gRPC method name)
+        # Which worker answered: lets a client spread its connections over the workers.
+        await context.send_initial_metadata(((WORKER_METADATA, self._worker),))
         return self._tasks
 
     @rpc

@@ -301,3 +301,18 @@ def test_a_bad_next_episode_is_refused_before_the_step(address):
         # Not applied: the token steps as if nothing had happened.
         reply = stub.Step(env_pb2.StepRequest(state_token=token, action=action))
         assert convert.observation_from_pb(reply.observation) == library_run(3)[1][0]
+
+
+def test_spread_clients_reach_every_worker(address):
+    """The service in this module has 2 workers: two spread clients reach both."""
+    from supportenv.v1.client import spread_clients
+
+    clients = spread_clients(address, 2)
+    try:
+        workers = {c.worker() for c in clients}
+        assert len(workers) == 2 and all(":" in w for w in workers)
+        again = {c.worker() for c in clients}
+        assert again == workers, "a client's connection stays on its worker"
+    finally:
+        for client in clients:
+            client.close()

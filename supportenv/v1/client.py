@@ -39,6 +39,8 @@ RETRIES = 4
 CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.use_local_subchannel_pool", 1)]
 
 StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
+# Initial metadata of ListTasks: which server worker answered ("host:pid").
+WORKER_METADATA = "supportenv-worker"
 
 
 # UNAVAILABLE: no server (yet). CANCELLED: a server shutting down drops calls it had
@@ -111,6 +113,13 @@ class EnvClient:
     def list_tasks(self) -> list[pb.TaskInfo]:
         return list(self._call(self.stub.ListTasks, env_pb2.ListTasksRequest()).tasks)
 
+    def worker(self) -> str:
+        """The server worker this client's connection reached ("" if the server does not say)."""
+        _, call = with_retries(
+            lambda: self.stub.ListTasks.with_call(env_pb2.ListTasksRequest(), timeout=self.timeout), self.retries
+        )
+        return dict(call.initial_metadata()).get(WORKER_METADATA, "")
+
     def reset(
         self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
     ) -> tuple[Observation, dict[str, Any]]:
@@ -125,6 +134,26 @@ class EnvClient:
 
     def state(self) -> env_pb2.EpisodeState:
         return self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token)).state
+
+
+def spread_clients(address: str, count: int, timeout: float = DEFAULT_TIMEOUT_S) -> list[EnvClient]:
+    """`count` clients whose connections reach different server workers, as far as the
+    server has them: the kernel spreads connections over workers by a hash, so two can
+    land on one. A connection to a worker already reached is dropped and another opened,
+    up to 4 tries per client; after that duplicates are kept."""
+    clients: list[EnvClient] = []
+    seen: set[str] = set()
+    tries = 0
+    while len(clients) < count:
+        client = EnvClient(address, timeout)
+        worker = client.worker()
+        tries += 1
+        if worker not in seen or tries > 4 * count:
+            seen.add(worker)
+            clients.append(client)
+        else:
+            client.close()
+    return clients
 
 
 class AsyncEnvClient:
@@ -190,7 +219,10 @@ class VectorEnvClient:
         if num_envs < 1 or connections < 1:
             raise ValueError("num_envs and connections must be at least 1")
         connections = min(connections, num_envs)
-        self._clients = [EnvClient(address, timeout) for _ in range(connections)]
+        # Several connections are spread over the server's workers; one needs no call to set up.
+        self._clients = (
+            spread_clients(address, connections, timeout) if connections > 1 else [EnvClient(address, timeout)]
+        )
         self._pool = ThreadPoolExecutor(max_workers=max(1, connections - 1), thread_name_prefix="vector-env")
         # Contiguous shards, one per connection: env i always travels on the same one.
         bounds = [num_envs * k // connections for k in range(connections + 1)]
