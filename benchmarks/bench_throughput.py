@@ -32,9 +32,8 @@ from baseline_agent.embedded import ServiceProcess, start_service
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import new_episode, observe, step
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import WORKER_METADATA
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode

@@ -19,8 +19,7 @@ from supportenv.actions import validate
 from supportenv.episode import EpisodeState, check_episode_key, new_episode, observe, step
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.tasks import TASKS, get_task
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc, types_pb2
-from supportenv.v1.client import WORKER_METADATA
+from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
 from supportenv.v1.serving import (
     LimitExceededError,

@@ -13,9 +13,8 @@ from hashlib import blake2b as _blake2b
 
 from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS
+from supportenv.records import frozen_record
 from supportenv.world import Scenario
-
-_new, _set = object.__new__, object.__setattr__
 
 
 @dataclass(frozen=True)
@@ -70,11 +69,9 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
         sentences.append(_capitalise(reply.format(name.replace("_", " "))))
     if not sentences:
         sentences.append(_pick(f"{ticket}|{step}", content.VAGUE_REPLIES))
-    # Filled in directly: the frozen dataclass's __init__ costs more than the rest of a reply.
-    got = _new(Answer)
-    _set(
-        got,
-        "__dict__",
+    # Without the frozen __init__, which cost more than the rest of a reply (supportenv.records).
+    return frozen_record(
+        Answer,
         {
             "reply": " ".join(sentences),
             "revealed": tuple(revealed),
@@ -82,7 +79,6 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
             "unknown": tuple(unknown),
         },
     )
-    return got
 
 
 def react(kind: str, scenario: Scenario, step: int) -> str:

@@ -16,6 +16,7 @@ from supportenv import customer, expert
 from supportenv.actions import INVALID_KIND, Action
 from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPE_IDS, REQUESTABLE_FIELDS
 from supportenv.errors import EpisodeFinishedError, InvalidRequestError
+from supportenv.records import frozen_record
 from supportenv.rewards import REWARD_TABLE, reward
 from supportenv.tasks import Task, get_task
 from supportenv.text import is_rude, judge_response
@@ -23,10 +24,9 @@ from supportenv.world import SPLITS, Scenario, generate
 
 MAX_NEW_FACT_REWARDS = 2
 MAX_SEED = 2**63 - 1
+
+
 # Frozen dataclasses built on every step are filled in directly (see observe).
-_new, _set = object.__new__, object.__setattr__
-
-
 @dataclass
 class EpisodeState:
     task_id: str
@@ -221,13 +221,9 @@ def _last_customer_message(history: list[tuple[str, str, int]]) -> str:
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
     task = get_task(state.task_id)
     facts = scenario.facts_by_name
-    # Filled in directly rather than through the frozen dataclass's __init__ (one
-    # object.__setattr__ per field), which was the largest cost of a step. Same fields,
-    # same order, same values; eq, hash, repr and dataclasses.replace are unaffected.
-    obs = _new(Observation)
-    _set(
-        obs,
-        "__dict__",
+    # Without the frozen __init__, which was the largest cost of a step (supportenv.records).
+    return frozen_record(
+        Observation,
         {
             "ticket_id": scenario.ticket_id,
             "task_id": state.task_id,
@@ -257,7 +253,6 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "last_action_feedback": state.last_feedback,
         },
     )
-    return obs
 
 
 # round(reward(name) * 1, 6), the value of most reward parts, precomputed.
@@ -321,10 +316,8 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     total = round(sum([v for _, v in parts]), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
-    result = _new(StepResult)  # as in observe: skip the frozen __init__
-    _set(
-        result,
-        "__dict__",
+    return frozen_record(
+        StepResult,
         {
             "observation": observe(scenario, state),
             "reward": total,
@@ -333,7 +326,6 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
             "breakdown": tuple(parts),
         },
     )
-    return result
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:

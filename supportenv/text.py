@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from supportenv.catalog import ISSUE_TYPES, IssueType
+from supportenv.records import frozen_record
 
 RUDE_PHRASES = (
     "stupid",
@@ -58,7 +59,6 @@ _POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
 # (longest first, so a phrase never hides inside a shorter one's match).
 _PHRASE_OWNER = {p: issue.issue_id for issue in ISSUE_TYPES for p in issue.solution_phrases}
 _PHRASE_RE = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_OWNER, key=len, reverse=True)))
-_new, _set = object.__new__, object.__setattr__
 
 
 class _Analysis(NamedTuple):
@@ -105,11 +105,9 @@ def judge_response(
     solves = (
         () if stuffed else tuple([i.issue_id for i in intents if i.issue_id in named or article_id == i.article_id])
     )
-    # Filled in directly: a frozen dataclass's __init__ is slow and this runs every response.
-    judgement = _new(TextJudgement)
-    _set(
-        judgement,
-        "__dict__",
+    # Without the frozen __init__: this runs on every response (supportenv.records).
+    return frozen_record(
+        TextJudgement,
         {
             "rude": rude,
             "polite": polite,
@@ -119,4 +117,3 @@ def judge_response(
             "personalised": any(v and v.lower() in lower for v in fact_values),
         },
     )
-    return judgement

@@ -26,7 +26,7 @@ import grpc
 
 from supportenv.actions import Action, parse
 from supportenv.episode import Observation
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 
 T = TypeVar("T")
@@ -39,8 +39,6 @@ RETRIES = 4
 CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.use_local_subchannel_pool", 1)]
 
 StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
-# Initial metadata of ListTasks: which server worker answered ("host:pid").
-WORKER_METADATA = "supportenv-worker"
 
 
 # UNAVAILABLE: no server (yet). CANCELLED: a server shutting down drops calls it had
