@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import grpc
 
 from env_service.live import LiveStates
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv.actions import validate
-from supportenv.episode import EpisodeState, check_episode_key, new_episode, observe, step
+from supportenv.episode import EpisodeState, advance, check_episode_key, new_episode, observe
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
-from supportenv.tasks import TASKS, get_task
-from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc, types_pb2
+from supportenv.tasks import TASKS
+from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc, types_pb2, wire
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
 from supportenv.v1.serving import (
     LimitExceededError,
@@ -88,44 +89,36 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             raise type(exc)(f"next_episode: {exc}") from exc
         return True
 
-    def _reset(
-        self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse
-    ) -> tuple[Scenario, EpisodeState, env_pb2.ResetResponse]:
-        """Start the episode and fill `response` in place (a batch's or a stream's item, say)."""
+    def _start(self, request: env_pb2.ResetRequest) -> tuple[Scenario, EpisodeState]:
         split = self._check_reset(request)
-        scenario, state = new_episode(request.task_id, split, request.seed, request.episode_id)
-        convert.observation_to_pb(observe(scenario, state), response.observation)
-        response.episode_id = state.episode_id
-        response.task.CopyFrom(self._task_pb[get_task(state.task_id).task_id])
-        return scenario, state, response
+        return new_episode(request.task_id, split, request.seed, request.episode_id)
 
     @staticmethod
-    def _step(
-        scenario: Scenario, state: EpisodeState, action: types_pb2.Action, out: env_pb2.StepResponse
-    ) -> env_pb2.StepResponse:
-        result = step(scenario, state, validate(convert.action_from_pb(action)))
-        return convert.step_to_pb(result, state, b"", out)
+    def _advance(
+        scenario: Scenario, state: EpisodeState, action: types_pb2.Action
+    ) -> tuple[float, tuple[tuple[str, float], ...]]:
+        return advance(scenario, state, validate(convert.action_from_pb(action)))
 
     def _open(self, token: bytes) -> EpisodeState:
         """The episode behind a token, now the caller's to change."""
         state = self._live.take(token)
         return self._codec.decode(token) if state is None else state
 
-    def _step_token(self, request: env_pb2.StepRequest, response: env_pb2.StepResponse) -> env_pb2.StepResponse:
+    def _step_token(self, request: env_pb2.StepRequest) -> bytes:
+        """One step of a token's episode: its StepResponse, encoded (supportenv.v1.wire)."""
         token = request.state_token
         state = self._open(token)
         try:
             if not request.HasField("action"):
                 raise InvalidRequestError("action is required")
             autoreset = self._check_next_episode(request)
-            self._step(generate(state.task_id, state.split, state.seed), state, request.action, response)
+            scenario = generate(state.task_id, state.split, state.seed)
+            reward, breakdown = self._advance(scenario, state, request.action)
         except (InvalidRequestError, InvalidActionError, UnknownTaskError):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
             raise
-        response.state_token = self._issue(state)
-        if autoreset and state.done:
-            self._reset_token(request.next_episode, response.next_episode)
-        return response
+        following = self._reset_token(request.next_episode) if autoreset and state.done else b""
+        return wire.step_response(scenario, state, reward, breakdown, self._issue(state), following)
 
     def _issue(self, state: EpisodeState) -> bytes:
         """The token for a state no one will change any more, remembered for the next call."""
@@ -134,10 +127,10 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             self._live.put(token, state)
         return token
 
-    def _reset_token(self, request: env_pb2.ResetRequest, response: env_pb2.ResetResponse) -> env_pb2.ResetResponse:
-        _, state, response = self._reset(request, response)
-        response.state_token = self._issue(state)
-        return response
+    def _reset_token(self, request: env_pb2.ResetRequest) -> bytes:
+        """A new episode: its ResetResponse, encoded."""
+        scenario, state = self._start(request)
+        return wire.reset_response(scenario, state, self._issue(state))
 
     # ---- unary and batched ----
 
@@ -149,11 +142,11 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def Reset(self, request, context):  # noqa: N802
-        return self._reset_token(request, env_pb2.ResetResponse())
+        return self._reset_token(request)
 
     @rpc
     async def Step(self, request, context):  # noqa: N802
-        return self._step_token(request, env_pb2.StepResponse())
+        return self._step_token(request)
 
     @rpc
     async def State(self, request, context):  # noqa: N802
@@ -164,26 +157,23 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @rpc
     async def ResetBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        batch = env_pb2.ResetBatchResponse()
-        add = batch.responses.add  # filled in place: no copy of each item into the batch
-        for index, item in enumerate(request.requests):
-            try:
-                self._reset_token(item, add())
-            except Exception as exc:
-                raise (_item(index, exc) if status_for(exc) else exc) from exc
-        return batch
+        return wire.repeated(wire.BATCH_ITEM, self._each(request.requests, self._reset_token))
 
     @rpc
     async def StepBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        batch = env_pb2.StepBatchResponse()
-        add = batch.responses.add
-        for index, item in enumerate(request.requests):
+        return wire.repeated(wire.BATCH_ITEM, self._each(request.requests, self._step_token))
+
+    @staticmethod
+    def _each(items, work: Callable[[Any], bytes]) -> list[bytes]:
+        """work(item) for every item of a batch; a failure names its item."""
+        out = []
+        for index, item in enumerate(items):
             try:
-                self._step_token(item, add())
+                out.append(work(item))
             except Exception as exc:
                 raise (_item(index, exc) if status_for(exc) else exc) from exc
-        return batch
+        return out
 
     # ---- one stream, one episode in memory ----
 
@@ -198,24 +188,25 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             try:
                 kind = request.WhichOneof("kind")
                 if kind == "reset":
-                    response = env_pb2.SessionResponse()
-                    scenario, state, _ = self._reset(request.reset, response.reset)
-                    if request.want_token:
-                        response.reset.state_token = self._token(state)
+                    scenario, state = self._start(request.reset)
+                    token = self._token(state) if request.want_token else b""
+                    response = wire.present(wire.SESSION_RESET, wire.reset_response(scenario, state, token))
                 elif kind is None:
                     raise InvalidRequestError("a SessionRequest needs one of reset, step or state")
                 elif scenario is None or state is None:
                     raise NoEpisodeError("this session has no episode yet: send a reset first")
                 elif kind == "step":
                     autoreset = self._check_next_episode(request)
-                    response = env_pb2.SessionResponse()
-                    self._step(scenario, state, request.step, response.step)
-                    if request.want_token:
-                        response.step.state_token = self._token(state)
+                    reward, breakdown = self._advance(scenario, state, request.step)
+                    token = self._token(state) if request.want_token else b""
+                    stepped, following = (scenario, state), b""
                     if autoreset and state.done:
-                        scenario, state, _ = self._reset(request.next_episode, response.step.next_episode)
-                        if request.want_token:
-                            response.step.next_episode.state_token = self._token(state)
+                        scenario, state = self._start(request.next_episode)
+                        following = wire.reset_response(
+                            scenario, state, self._token(state) if request.want_token else b""
+                        )
+                    reply = wire.step_response(*stepped, reward, breakdown, token, following)
+                    response = wire.present(wire.SESSION_STEP, reply)
                 else:
                     public = convert.episode_state_to_pb(state, observe(scenario, state))
                     response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))

@@ -202,16 +202,16 @@ def _play_prefix(scenario: Scenario, state: EpisodeState) -> None:
     plan = []
     while not scratch.done:
         plan.append(expert.expert_action(scenario, scratch, state.task_id))
-        step(scenario, scratch, plan[-1])
+        advance(scenario, scratch, plan[-1])
     decisions = sum(1 for a in plan if a.kind != "mark_resolved")
     for action in plan[: max(0, min(scenario.prefix_steps, decisions - 2))]:
-        step(scenario, state, action)
+        advance(scenario, state, action)
     state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
     state.step, state.good_steps, state.cost = 0, 0, 0.0
     state.rewards, state.actions, state.last_feedback = [], [], ""
 
 
-def _last_customer_message(history: list[tuple[str, str, int]]) -> str:
+def last_customer_message(history: list[tuple[str, str, int]]) -> str:
     for speaker, text, _ in reversed(history):
         if speaker == "customer":
             return text
@@ -227,7 +227,7 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
         {
             "ticket_id": scenario.ticket_id,
             "task_id": state.task_id,
-            "customer_message": _last_customer_message(state.history),
+            "customer_message": last_customer_message(state.history),
             "history": tuple(state.history),
             "sentiment_label": sentiment_label(state.sentiment),
             "sentiment_score": round(state.sentiment, 3),
@@ -281,6 +281,22 @@ class _Turn:
 
 def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     """Apply one (validated) action. Raises EpisodeFinishedError after the end."""
+    total, parts = advance(scenario, state, action)
+    return frozen_record(
+        StepResult,
+        {
+            "observation": observe(scenario, state),
+            "reward": total,
+            "terminated": state.terminated,
+            "truncated": state.truncated,
+            "breakdown": parts,
+        },
+    )
+
+
+def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[float, tuple[tuple[str, float], ...]]:
+    """`step` without building the observation: the step's reward and its parts. For
+    callers that need no observation (a replay) or build their own (the gRPC service)."""
     if state.done:
         why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
         raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
@@ -316,16 +332,7 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     total = round(sum([v for _, v in parts]), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
-    return frozen_record(
-        StepResult,
-        {
-            "observation": observe(scenario, state),
-            "reward": total,
-            "terminated": state.terminated,
-            "truncated": state.truncated,
-            "breakdown": tuple(parts),
-        },
-    )
+    return total, tuple(parts)
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:

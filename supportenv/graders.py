@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from supportenv import expert
 from supportenv.actions import Action, validate
 from supportenv.catalog import PRIORITIES
-from supportenv.episode import EpisodeState, handled, new_episode, solved_all, step
+from supportenv.episode import EpisodeState, advance, handled, new_episode, solved_all
 from supportenv.errors import InvalidRequestError
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
@@ -69,7 +69,7 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     _, state = new_episode(task_id, scenario.split, scenario.seed)
     start = sum(milestones(scenario, state))
     while not state.done:
-        step(scenario, state, expert.expert_action(scenario, state, task_id))
+        advance(scenario, state, expert.expert_action(scenario, state, task_id))
     return _Optimum(state.step, state.cost, start)
 
 
@@ -275,7 +275,7 @@ def replay(
     for index, action in enumerate(actions):
         if state.done:
             raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")
-        step(scenario, state, validate(action))
+        advance(scenario, state, validate(action))
     return scenario, state
 
 

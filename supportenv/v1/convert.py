@@ -115,7 +115,7 @@ def action_to_pb(action: Action) -> pb.Action:
 
 
 @lru_cache(maxsize=256)
-def _episode_constants(
+def episode_constants(
     ticket_id: str,
     task_id: str,
     tier: str,
@@ -148,18 +148,18 @@ def _episode_constants(
 # Serialized single-item messages: a turn, fact or reward part recurs step after step of an
 # episode, so each is encoded once. Bounded, so memory stays flat however many episodes run.
 @lru_cache(maxsize=4096)
-def _turn_bytes(speaker: str, text: str, step: int) -> bytes:
+def turn_bytes(speaker: str, text: str, step: int) -> bytes:
     turn = pb.ConversationTurn(speaker=SPEAKER_TO_PB[speaker], text=text, step=step)
     return pb.Observation(history=[turn]).SerializeToString()
 
 
 @lru_cache(maxsize=1024)
-def _fact_bytes(name: str, value: str) -> bytes:
+def fact_bytes(name: str, value: str) -> bytes:
     return pb.Observation(revealed_facts=[pb.Fact(name=name, value=value)]).SerializeToString()
 
 
 @lru_cache(maxsize=1024)
-def _reward_part_bytes(name: str, value: float) -> bytes:
+def reward_part_bytes(name: str, value: float) -> bytes:
     return env_pb2.StepResponse(reward_breakdown=[pb.RewardComponent(name=name, value=value)]).SerializeToString()
 
 
@@ -168,7 +168,7 @@ def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb
     which saves copying the finished message into its parent."""
     msg = pb.Observation() if msg is None else msg
     msg.CopyFrom(
-        _episode_constants(
+        episode_constants(
             obs.ticket_id,
             obs.task_id,
             obs.customer_tier,
@@ -185,8 +185,8 @@ def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb
     # The repeated parts arrive as serialized pieces, merged in one parse: building them
     # field by field from Python cost more than all the rest of the observation.
     msg.MergeFromString(
-        b"".join([_turn_bytes(speaker, text, n) for speaker, text, n in obs.history])
-        + b"".join([_fact_bytes(name, value) for name, value in obs.revealed_facts])
+        b"".join([turn_bytes(speaker, text, n) for speaker, text, n in obs.history])
+        + b"".join([fact_bytes(name, value) for name, value in obs.revealed_facts])
     )
     msg.customer_message = obs.customer_message
     msg.sentiment_label = SENTIMENT_TO_PB[obs.sentiment_label]
@@ -247,7 +247,7 @@ def step_to_pb(
     response.state_token = token
     response.cumulative_reward = state.cumulative_reward
     observation_to_pb(result.observation, response.observation)
-    response.MergeFromString(b"".join([_reward_part_bytes(name, value) for name, value in result.breakdown]))
+    response.MergeFromString(b"".join([reward_part_bytes(name, value) for name, value in result.breakdown]))
     return response
 
 

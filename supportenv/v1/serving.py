@@ -162,8 +162,20 @@ def _refusing(behavior: Callable[..., Any], streaming_requests: bool) -> Callabl
     return None
 
 
+def _sending_bytes(serializer: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    """`serializer`, except that a reply already serialized (bytes) is sent as it is."""
+    if serializer is None:
+        return None
+
+    def serialize(response: Any) -> bytes:
+        return response if type(response) is bytes else serializer(response)
+
+    return serialize
+
+
 class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
-    """Answers request bytes that do not parse as the method's message with INVALID_ARGUMENT."""
+    """Answers request bytes that do not parse as the method's message with INVALID_ARGUMENT.
+    It also lets a handler return its reply already serialized, as bytes (supportenv.v1.wire)."""
 
     def __init__(self) -> None:
         self._handlers: dict[str, grpc.RpcMethodHandler] = {}  # registered methods only
@@ -190,12 +202,13 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):
         if not hasattr(handler, "_replace"):
             return handler
         lenient = _lenient(handler.request_deserializer)
+        serialize = _sending_bytes(handler.response_serializer)
         if getattr(original, "own_request_checks", False):
-            return handler._replace(request_deserializer=lenient)
+            return handler._replace(request_deserializer=lenient, response_serializer=serialize)
         behavior = _refusing(original, handler.request_streaming)
         if behavior is None:
             return handler
-        return handler._replace(request_deserializer=lenient, **{kind: behavior})
+        return handler._replace(request_deserializer=lenient, response_serializer=serialize, **{kind: behavior})
 
 
 def server_args(

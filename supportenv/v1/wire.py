@@ -1,0 +1,219 @@
+"""The env service's hot replies, encoded straight from the episode state to protobuf bytes.
+
+A step's reply is mostly parts that recur: the episode's constants (ticket, customer,
+knowledge-base matches, policy, instructions), the transcript's turns and the reward
+parts. Building a message from them meant parsing those parts back into message objects
+only to serialize them again for the wire. Here the reply is written as bytes: cached
+encoded parts, joined with the few scalars that change each step. The handlers return
+these bytes and the server sends them as they are (serving.MalformedRequestInterceptor
+lets a handler return its reply already serialized).
+
+Every tag comes from the generated descriptors, so a field cannot be misnumbered, and
+tests/test_wire.py checks that the bytes parse to exactly the messages convert builds
+(observation_to_pb(observe(...)), field for field) over many episodes.
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import cache
+
+from google.protobuf.descriptor import FieldDescriptor
+
+from supportenv.catalog import ISSUE_TYPE_IDS, REQUESTABLE_FIELDS
+from supportenv.episode import EpisodeState, last_customer_message, sentiment_label
+from supportenv.tasks import get_task
+from supportenv.v1 import convert, env_pb2
+from supportenv.v1 import types_pb2 as pb
+from supportenv.world import Scenario
+
+_SMALL = [bytes((n,)) for n in range(0x80)]
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint; negative int32/int64 values as their 64-bit two's complement."""
+    if 0 <= value < 0x80:
+        return _SMALL[value]
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_WIRE_TYPE = {
+    FieldDescriptor.TYPE_DOUBLE: 1,
+    FieldDescriptor.TYPE_BOOL: 0,
+    FieldDescriptor.TYPE_ENUM: 0,
+    FieldDescriptor.TYPE_INT32: 0,
+    FieldDescriptor.TYPE_INT64: 0,
+    FieldDescriptor.TYPE_STRING: 2,
+    FieldDescriptor.TYPE_BYTES: 2,
+    FieldDescriptor.TYPE_MESSAGE: 2,
+}
+
+
+def tag(message: type, name: str) -> bytes:
+    """The key bytes (field number and wire type) of field `name` of `message`."""
+    field = message.DESCRIPTOR.fields_by_name[name]
+    return varint(field.number << 3 | _WIRE_TYPE[field.type])
+
+
+def string(key: bytes, text: str) -> bytes:
+    data = text.encode()
+    return key + varint(len(data)) + data if data else b""
+
+
+def blob(key: bytes, data: bytes) -> bytes:
+    """A bytes or message field (a message's encoding is its bytes); proto3 omits an empty one."""
+    return key + varint(len(data)) + data if data else b""
+
+
+def present(key: bytes, data: bytes) -> bytes:
+    """A message field that is present even when empty (a oneof member, say)."""
+    return key + varint(len(data)) + data
+
+
+def number(key: bytes, value: int) -> bytes:
+    return key + varint(value) if value else b""
+
+
+def flag(key: bytes, value: bool) -> bytes:
+    return key + b"\x01" if value else b""
+
+
+_pack_double = struct.Struct("<d").pack
+_ZERO_DOUBLE = _pack_double(0.0)
+
+
+def double(key: bytes, value: float) -> bytes:
+    data = _pack_double(value)
+    return key + data if data != _ZERO_DOUBLE else b""  # -0.0 is sent, as protobuf itself does
+
+
+_O = pb.Observation
+_CUSTOMER_MESSAGE, _SENTIMENT_LABEL = tag(_O, "customer_message"), tag(_O, "sentiment_label")
+_SENTIMENT_SCORE, _CATEGORY, _ISSUE_TYPE = tag(_O, "sentiment_score"), tag(_O, "category"), tag(_O, "issue_type")
+_PRIORITY, _STEP, _STEPS_LEFT = tag(_O, "priority"), tag(_O, "step"), tag(_O, "steps_left")
+_COST, _ESCALATED, _DEPARTMENT = tag(_O, "cost_so_far"), tag(_O, "escalated"), tag(_O, "assigned_department")
+_CALLBACK, _FEEDBACK = tag(_O, "callback_scheduled"), tag(_O, "last_action_feedback")
+
+_S = env_pb2.StepResponse
+_STEP_OBSERVATION, _REWARD, _TERMINATED = tag(_S, "observation"), tag(_S, "reward"), tag(_S, "terminated")
+_TRUNCATED, _STEP_TOKEN, _CUMULATIVE = tag(_S, "truncated"), tag(_S, "state_token"), tag(_S, "cumulative_reward")
+_NEXT_EPISODE = tag(_S, "next_episode")
+
+_R = env_pb2.ResetResponse
+_RESET_OBSERVATION, _RESET_TOKEN = tag(_R, "observation"), tag(_R, "state_token")
+_EPISODE_ID, _TASK = tag(_R, "episode_id"), tag(_R, "task")
+
+BATCH_ITEM = tag(env_pb2.StepBatchResponse, "responses")
+assert tag(env_pb2.ResetBatchResponse, "responses") == BATCH_ITEM
+SESSION_RESET, SESSION_STEP = tag(env_pb2.SessionResponse, "reset"), tag(env_pb2.SessionResponse, "step")
+
+_SENTIMENT = convert.SENTIMENT_TO_PB
+_CATEGORY_PB, _PRIORITY_PB, _DEPARTMENT_PB = convert.CATEGORY_TO_PB, convert.PRIORITY_TO_PB, convert.DEPARTMENT_TO_PB
+_turn, _fact, _reward_part = convert.turn_bytes, convert.fact_bytes, convert.reward_part_bytes
+
+# The encoded constant part of each recent episode's observation, by (task, split, seed).
+_CONSTANTS: dict[tuple[str, str, int], bytes] = {}
+CONSTANTS_SIZE = 256
+
+
+def _constants(scenario: Scenario, state: EpisodeState) -> bytes:
+    key = (state.task_id, state.split, state.seed)
+    data = _CONSTANTS.get(key)
+    if data is None:
+        if len(_CONSTANTS) >= CONSTANTS_SIZE:
+            del _CONSTANTS[next(iter(_CONSTANTS))]  # the oldest: bounded, whatever runs
+        task = get_task(state.task_id)
+        data = _CONSTANTS[key] = convert.episode_constants(
+            scenario.ticket_id,
+            state.task_id,
+            scenario.tier,
+            scenario.tenure_days,
+            scenario.total_revenue,
+            scenario.kb_matches_titled,
+            REQUESTABLE_FIELDS,
+            scenario.policy_text,
+            task.instructions,
+            task.max_steps,
+            ISSUE_TYPE_IDS,
+        ).SerializeToString()
+    return data
+
+
+def observation(scenario: Scenario, state: EpisodeState) -> bytes:
+    """convert.observation_to_pb(observe(scenario, state)), encoded: the same message."""
+    facts = scenario.facts_by_name
+    category = _CATEGORY_PB.get(state.category, 0)
+    priority = _PRIORITY_PB.get(state.priority, 0)
+    department = _DEPARTMENT_PB.get(state.department, 0)
+    return b"".join(
+        [
+            _constants(scenario, state),
+            *[_turn(speaker, text, n) for speaker, text, n in state.history],
+            *[_fact(name, facts.get(name) or "") for name in state.revealed],
+            string(_CUSTOMER_MESSAGE, last_customer_message(state.history)),
+            number(_SENTIMENT_LABEL, _SENTIMENT[sentiment_label(state.sentiment)]),
+            double(_SENTIMENT_SCORE, round(state.sentiment, 3)),
+            _CATEGORY + varint(category) if category else b"",
+            string(_ISSUE_TYPE, state.issue_type),
+            _PRIORITY + varint(priority) if priority else b"",
+            number(_STEP, state.step),
+            number(_STEPS_LEFT, get_task(state.task_id).max_steps - state.step),
+            double(_COST, state.cost),
+            flag(_ESCALATED, state.escalated),
+            _DEPARTMENT + varint(department) if department else b"",
+            flag(_CALLBACK, state.callback),
+            string(_FEEDBACK, state.last_feedback),
+        ]
+    )
+
+
+def step_response(
+    scenario: Scenario,
+    state: EpisodeState,
+    reward: float,
+    breakdown: tuple[tuple[str, float], ...],
+    token: bytes,
+    next_episode: bytes = b"",
+) -> bytes:
+    """A StepResponse for a step taken with episode.advance; `next_episode` is an
+    encoded ResetResponse (reset_response) or empty."""
+    return b"".join(
+        [
+            present(_STEP_OBSERVATION, observation(scenario, state)),
+            double(_REWARD, reward),
+            flag(_TERMINATED, state.terminated),
+            flag(_TRUNCATED, state.truncated),
+            *[_reward_part(name, value) for name, value in breakdown],
+            blob(_STEP_TOKEN, token),
+            double(_CUMULATIVE, state.cumulative_reward),
+            present(_NEXT_EPISODE, next_episode) if next_episode else b"",
+        ]
+    )
+
+
+@cache  # one per task
+def _task(task_id: str) -> bytes:
+    return present(_TASK, convert.task_to_pb(get_task(task_id)).SerializeToString())
+
+
+def reset_response(scenario: Scenario, state: EpisodeState, token: bytes) -> bytes:
+    return b"".join(
+        [
+            present(_RESET_OBSERVATION, observation(scenario, state)),
+            blob(_RESET_TOKEN, token),
+            string(_EPISODE_ID, state.episode_id),
+            _task(state.task_id),
+        ]
+    )
+
+
+def repeated(key: bytes, items: list[bytes]) -> bytes:
+    """A repeated message field (a batch's responses) from its encoded items."""
+    return b"".join([key + varint(len(item)) + item for item in items])
