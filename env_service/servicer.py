@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import AsyncIterator, Callable
+from functools import lru_cache
 from typing import Any
 
 import grpc
 
 from env_service.live import LiveStates
 from env_service.tokens import InvalidTokenError, TokenCodec
-from supportenv.actions import validate
+from supportenv.actions import Action, validate
 from supportenv.episode import EpisodeState, advance, check_episode_key, new_episode, observe
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.tasks import TASKS
@@ -35,6 +36,32 @@ from supportenv.v1.serving import (
 from supportenv.world import Scenario, generate
 
 register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
+
+
+# Requests repeat: an agent sends the same few actions, and a vector env the same next
+# episodes, over and over. Each distinct one is checked and converted once; both caches are
+# keyed by the message's bytes and bounded (long texts are not cached), so memory stays flat.
+MAX_CACHED_ACTION_BYTES = 512
+
+
+@lru_cache(maxsize=2048)
+def _checked_action(data: bytes) -> Action:
+    """The validated library Action for an encoded types.Action (invalid ones raise, uncached)."""
+    return validate(convert.action_from_pb(types_pb2.Action.FromString(data)))
+
+
+@lru_cache(maxsize=4096)
+def _checked_split(data: bytes) -> str:
+    """Everything a Reset checks before it starts the episode, for an encoded ResetRequest;
+    the split's name."""
+    request = env_pb2.ResetRequest.FromString(data)
+    if not request.task_id:
+        raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
+    if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
+        raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
+    split = convert.split_from_pb(request.split)
+    check_episode_key(request.task_id, split, request.seed)
+    return split
 
 
 def _check_batch(size: int) -> None:
@@ -57,9 +84,10 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     # ---- the work, shared by every transport ----
 
-    def _token(self, state: EpisodeState) -> bytes:
-        """The signed token, never one that decode would refuse as too long."""
-        token = self._codec.encode(state)
+    def _token(self, state: EpisodeState, before: bytes = b"") -> bytes:
+        """The signed token, never one that decode would refuse as too long. `before`, when
+        given, is the token of this state one action earlier, whose encoding is reused."""
+        token = self._codec.extend(before, state) if before else self._codec.encode(state)
         if len(token) > MAX_TOKEN_BYTES:
             raise LimitExceededError(
                 f"the episode's state token would be {len(token)} bytes; the limit is {MAX_TOKEN_BYTES}. "
@@ -70,13 +98,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @staticmethod
     def _check_reset(request: env_pb2.ResetRequest) -> str:
         """Everything a Reset checks before it starts the episode; the split's name."""
-        if not request.task_id:
-            raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
-        if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
-            raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
-        split = convert.split_from_pb(request.split)
-        check_episode_key(request.task_id, split, request.seed)
-        return split
+        return _checked_split(request.SerializeToString())
 
     @classmethod
     def _check_next_episode(cls, request: env_pb2.StepRequest | env_pb2.SessionRequest) -> bool:
@@ -97,7 +119,10 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     def _advance(
         scenario: Scenario, state: EpisodeState, action: types_pb2.Action
     ) -> tuple[float, tuple[tuple[str, float], ...]]:
-        return advance(scenario, state, validate(convert.action_from_pb(action)))
+        data = action.SerializeToString()
+        if len(data) > MAX_CACHED_ACTION_BYTES:
+            return advance(scenario, state, validate(convert.action_from_pb(action)))
+        return advance(scenario, state, _checked_action(data))
 
     def _open(self, token: bytes) -> EpisodeState:
         """The episode behind a token, now the caller's to change."""
@@ -118,11 +143,12 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
             raise
         following = self._reset_token(request.next_episode) if autoreset and state.done else b""
-        return wire.step_response(scenario, state, reward, breakdown, self._issue(state), following)
+        return wire.step_response(scenario, state, reward, breakdown, self._issue(state, token), following)
 
-    def _issue(self, state: EpisodeState) -> bytes:
-        """The token for a state no one will change any more, remembered for the next call."""
-        token = self._token(state)
+    def _issue(self, state: EpisodeState, before: bytes = b"") -> bytes:
+        """The token for a state no one will change any more, remembered for the next call
+        (`before`: as in _token)."""
+        token = self._token(state, before)
         if not state.done:  # a finished episode is never stepped again: keep the room for live ones
             self._live.put(token, state)
         return token

@@ -216,6 +216,16 @@ class TokenCodec:
         head = TOKEN_VERSION + self._id
         return head + self._mac(self._key, head, payload) + payload
 
+    def extend(self, token: bytes, state: EpisodeState) -> bytes:
+        """encode(state) for a state one action past `token` (a token this codec verified
+        or issued): the log's encoding is reused and only the new action is encoded."""
+        payload = token[HEADER_BYTES:]
+        row = orjson.dumps(state.actions[-1].to_row())
+        # "...,[]]" becomes "...,[row]]"; "...,[[a],[b]]]" becomes "...,[[a],[b],row]]".
+        payload = payload[:-2] + (row if len(state.actions) == 1 else b"," + row) + b"]]"
+        head = TOKEN_VERSION + self._id
+        return head + self._mac(self._key, head, payload) + payload
+
     def _verifying_key(self, kid: bytes) -> bytes:
         if kid == self._id:
             return self._key

@@ -32,7 +32,10 @@ from env_service.tokens import (
     key_id,
     read_keys,
 )
-from supportenv.episode import new_episode
+from supportenv import expert
+from supportenv.actions import Action
+from supportenv.episode import advance, new_episode
+from supportenv.tasks import TASKS
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 
@@ -262,6 +265,30 @@ def test_token_layout_and_key_ids():
     older = b"\x03" + token[1:]
     with pytest.raises(InvalidTokenError, match="format version 3"):
         codec.decode(older)
+
+
+def test_extending_a_token_equals_encoding_the_state():
+    """The service signs each step's token by extending the last one (TokenCodec.extend):
+    byte for byte what encode gives, for actions of every kind and texts that need escaping,
+    and from a token signed with the previous key too."""
+    codec = TokenCodec(TokenKey(b"n" * 32, previous=b"o" * 32))
+    old = TokenCodec(b"o" * 32)
+    texts = ("", 'quote " backslash \\ newline \n', "émoji 🎫 ünïcode", "[],{}")
+    for task in TASKS:
+        for seed in range(12):
+            scenario, state = new_episode(task.task_id, "validation", seed, episode_id=texts[seed % 4])
+            token = (old if seed % 3 == 0 else codec).encode(state)
+            step_index = 0
+            while not state.done:
+                action = expert.expert_action(scenario, state, task.task_id)
+                if step_index % 3 == 1:
+                    action = Action("ask_for_more_info", text=texts[(seed + step_index) % 4] or "and?")
+                advance(scenario, state, action)
+                step_index += 1
+                extended = codec.extend(token, state)
+                assert extended == codec.encode(state)
+                assert codec.decode(extended) == state
+                token = extended
 
 
 def test_the_grace_deadline_reads_the_injected_clock():

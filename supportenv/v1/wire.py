@@ -27,13 +27,8 @@ from supportenv.v1 import convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import Scenario
 
-_SMALL = [bytes((n,)) for n in range(0x80)]
 
-
-def varint(value: int) -> bytes:
-    """Protobuf base-128 varint; negative int32/int64 values as their 64-bit two's complement."""
-    if 0 <= value < 0x80:
-        return _SMALL[value]
+def _encode_varint(value: int) -> bytes:
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -42,6 +37,16 @@ def varint(value: int) -> bytes:
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+# Every varint of one or two bytes (lengths up to 16 KB, counts, enum values), encoded once.
+_VARINTS = [_encode_varint(n) for n in range(1 << 14)]
+_SMALL = _VARINTS[:0x80]
+
+
+def varint(value: int) -> bytes:
+    """Protobuf base-128 varint; negative int32/int64 values as their 64-bit two's complement."""
+    return _VARINTS[value] if 0 <= value < 0x4000 else _encode_varint(value)
 
 
 _WIRE_TYPE = {
@@ -116,7 +121,19 @@ SESSION_RESET, SESSION_STEP = tag(env_pb2.SessionResponse, "reset"), tag(env_pb2
 
 _SENTIMENT = convert.SENTIMENT_TO_PB
 _CATEGORY_PB, _PRIORITY_PB, _DEPARTMENT_PB = convert.CATEGORY_TO_PB, convert.PRIORITY_TO_PB, convert.DEPARTMENT_TO_PB
-_turn, _fact, _reward_part = convert.turn_bytes, convert.fact_bytes, convert.reward_part_bytes
+_fact, _reward_part = convert.fact_bytes, convert.reward_part_bytes
+
+# Encoded transcript turns by (speaker, text, step), the very tuples EpisodeState.history holds.
+_TURNS: dict[tuple[str, str, int], bytes] = {}
+TURNS_SIZE = 4096
+
+
+def _new_turn(turn: tuple[str, str, int]) -> bytes:
+    if len(_TURNS) >= TURNS_SIZE:
+        del _TURNS[next(iter(_TURNS))]
+    data = _TURNS[turn] = convert.turn_bytes(*turn)
+    return data
+
 
 # The encoded constant part of each recent episode's observation, by (task, split, seed).
 _CONSTANTS: dict[tuple[str, str, int], bytes] = {}
@@ -147,31 +164,42 @@ def _constants(scenario: Scenario, state: EpisodeState) -> bytes:
 
 
 def observation(scenario: Scenario, state: EpisodeState) -> bytes:
-    """convert.observation_to_pb(observe(scenario, state)), encoded: the same message."""
+    """convert.observation_to_pb(observe(scenario, state)), encoded: the same message.
+    (Written out field by field: each helper call would cost more than its encoding.)"""
     facts = scenario.facts_by_name
-    category = _CATEGORY_PB.get(state.category, 0)
-    priority = _PRIORITY_PB.get(state.priority, 0)
-    department = _DEPARTMENT_PB.get(state.department, 0)
-    return b"".join(
-        [
-            _constants(scenario, state),
-            *[_turn(speaker, text, n) for speaker, text, n in state.history],
-            *[_fact(name, facts.get(name) or "") for name in state.revealed],
-            string(_CUSTOMER_MESSAGE, last_customer_message(state.history)),
-            number(_SENTIMENT_LABEL, _SENTIMENT[sentiment_label(state.sentiment)]),
-            double(_SENTIMENT_SCORE, round(state.sentiment, 3)),
-            _CATEGORY + varint(category) if category else b"",
-            string(_ISSUE_TYPE, state.issue_type),
-            _PRIORITY + varint(priority) if priority else b"",
-            number(_STEP, state.step),
-            number(_STEPS_LEFT, get_task(state.task_id).max_steps - state.step),
-            double(_COST, state.cost),
-            flag(_ESCALATED, state.escalated),
-            _DEPARTMENT + varint(department) if department else b"",
-            flag(_CALLBACK, state.callback),
-            string(_FEEDBACK, state.last_feedback),
-        ]
-    )
+    history = state.history
+    parts = [_constants(scenario, state)]
+    parts += [_TURNS.get(turn) or _new_turn(turn) for turn in history]
+    if state.revealed:
+        parts += [_fact(name, facts.get(name) or "") for name in state.revealed]
+    text = last_customer_message(history).encode()
+    if text:
+        parts += (_CUSTOMER_MESSAGE, varint(len(text)), text)
+    parts += (_SENTIMENT_LABEL, _SMALL[_SENTIMENT[sentiment_label(state.sentiment)]])
+    score = _pack_double(round(state.sentiment, 3))
+    if score != _ZERO_DOUBLE:
+        parts += (_SENTIMENT_SCORE, score)
+    if state.category:
+        parts += (_CATEGORY, _SMALL[_CATEGORY_PB[state.category]])
+    if state.issue_type:
+        text = state.issue_type.encode()
+        parts += (_ISSUE_TYPE, varint(len(text)), text)
+    if state.priority:
+        parts += (_PRIORITY, _SMALL[_PRIORITY_PB[state.priority]])
+    parts += (number(_STEP, state.step), number(_STEPS_LEFT, get_task(state.task_id).max_steps - state.step))
+    cost = _pack_double(state.cost)
+    if cost != _ZERO_DOUBLE:
+        parts += (_COST, cost)
+    if state.escalated:
+        parts.append(_ESCALATED + b"\x01")
+    if state.department:
+        parts += (_DEPARTMENT, _SMALL[_DEPARTMENT_PB[state.department]])
+    if state.callback:
+        parts.append(_CALLBACK + b"\x01")
+    if state.last_feedback:
+        text = state.last_feedback.encode()
+        parts += (_FEEDBACK, varint(len(text)), text)
+    return b"".join(parts)
 
 
 def step_response(
