@@ -2,9 +2,10 @@
 
     python benchmarks/bench_grpc_floor.py [--calls 3000]
 
-The server is a grpc.aio server in its own process, with the same I/O setting as
-env_service (env_service.CLASSIC_IO); the client is this process, as in the throughput
-benchmark: unary calls from a sync client, stream messages from an asyncio client, each
+The server is a grpc.aio server in its own process, with env_service's settings (gRPC's
+classic I/O, supportenv.v1.CLASSIC_IO, and uvloop); the client is this process, with the same
+settings, as in the throughput benchmark: unary calls from a sync client, stream messages
+from an asyncio client, each
 carrying 1.5 KB each way (about one step). Every figure of the throughput benchmark pays
 this floor once per call (unary) or per message (stream), on top of the environment's work.
 """
@@ -22,9 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from supportenv.v1 import CLASSIC_IO
+
+os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)  # the client too, as in bench_throughput
+
 import grpc
 
-from env_service import CLASSIC_IO
+from supportenv.v1.serving import run_event_loop
 
 PAYLOAD = b"x" * 1500
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
@@ -57,7 +62,7 @@ def serve() -> None:
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
         await server.stop(None)
 
-    asyncio.run(main())
+    run_event_loop(main())
 
 
 def cpu_seconds(pid: int) -> float:
@@ -117,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 await call.done_writing()
                 return statistics.median(latencies) * 1e3, server_us, client_us
 
-        stream_figures = asyncio.run(streamed())
+        stream_figures = run_event_loop(streamed())
     finally:
         if server.stdin:
             server.stdin.close()

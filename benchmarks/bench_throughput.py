@@ -26,6 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from supportenv.v1 import CLASSIC_IO
+
+# The clients run with the settings the services use (and the README recommends): gRPC's
+# classic I/O, set before grpc is imported, and asyncio on uvloop (serving.run_event_loop).
+os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
+
 import grpc
 
 from baseline_agent.embedded import ServiceProcess, start_service
@@ -34,6 +40,7 @@ from supportenv.actions import Action
 from supportenv.episode import new_episode, observe, step
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.serving import run_event_loop
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode
@@ -149,7 +156,7 @@ def bench_unary_n(address: str, episodes, seconds: float, clients: int) -> float
             token = next_token(reply)
             counts[index] += len(actions)
 
-    return asyncio.run(_concurrent(address, seconds, clients, worker))
+    return run_event_loop(_concurrent(address, seconds, clients, worker))
 
 
 def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[float, float]:
@@ -174,7 +181,7 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
             counts[index] += len(actions)
         await call.done_writing()
 
-    rate = asyncio.run(_concurrent(address, seconds, clients, worker))
+    rate = run_event_loop(_concurrent(address, seconds, clients, worker))
     return rate, (percentile(latencies, 50) * 1e3 if latencies else float("nan"))
 
 
@@ -251,7 +258,7 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
             await channel.close()
         return rate
 
-    return asyncio.run(run())
+    return run_event_loop(run())
 
 
 def rss_mb(pid: int) -> float:

@@ -13,6 +13,7 @@ from openenv_adapter.app import MAX_SESSIONS_ENV
 from openenv_adapter.client import SupportEnvClient
 from openenv_adapter.models import SupportAction
 from supportenv.actions import Action
+from supportenv.v1.serving import run_event_loop
 
 TASK = "end_to_end_resolution"
 START_TIMEOUT_S = 180.0  # openenv imports gradio at start-up
@@ -64,9 +65,9 @@ def measure(
         base_url = f"http://{adapter.address}"
         figures: dict[str, list[float]] = {"openenv_ws_steps_per_s_1": [], f"openenv_ws_steps_per_s_{concurrency}": []}
         for _ in range(repeat):
-            figures["openenv_ws_steps_per_s_1"].append(asyncio.run(_run(base_url, wire, seconds, 1)))
+            figures["openenv_ws_steps_per_s_1"].append(run_event_loop(_run(base_url, wire, seconds, 1)))
             figures[f"openenv_ws_steps_per_s_{concurrency}"].append(
-                asyncio.run(_run(base_url, wire, seconds, concurrency))
+                run_event_loop(_run(base_url, wire, seconds, concurrency))
             )
         return figures
     finally:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from env_service import CLASSIC_IO
+from supportenv.v1 import CLASSIC_IO
 
 # Read when gRPC starts, so set before anything imports grpc; the spawned workers inherit it.
 os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)

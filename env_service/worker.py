@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import multiprocessing
 import os
@@ -15,7 +14,7 @@ from env_service.live import LiveStates
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
 from supportenv.v1 import env_pb2, env_pb2_grpc
-from supportenv.v1.serving import serve
+from supportenv.v1.serving import run_event_loop, serve
 
 NAME = "env_service"
 
@@ -34,6 +33,6 @@ def worker(key: bytes, cache_size: int, log_level: str, host: str, port: int, re
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {NAME} %(levelname)s %(message)s"
     )
-    asyncio.run(
+    run_event_loop(
         serve(NAME, host, port, register(TokenCodec(key), cache_size), on_ready=lambda _port: ready.put(os.getpid()))
     )
