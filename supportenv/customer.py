@@ -30,10 +30,16 @@ def pick(options: tuple[str, ...], *key: object) -> str:
     return _pick("|".join(map(str, key)), options)
 
 
+# An empty 4-byte blake2b, copied per pick: copying it then hashing the key gives the same
+# digest as blake2b(key, digest_size=4) in about half the time of building one with options.
+_EMPTY_HASH = _blake2b(digest_size=4)
+
+
 def _pick(joined_key: str, options: tuple[str, ...]) -> str:
     """pick() for a key already joined with "|" (the hot path builds it with an f-string)."""
-    digest = _blake2b(joined_key.encode(), digest_size=4).digest()
-    return options[int.from_bytes(digest, "big") % len(options)]
+    hasher = _EMPTY_HASH.copy()
+    hasher.update(joined_key.encode())
+    return options[int.from_bytes(hasher.digest(), "big") % len(options)]
 
 
 def fields_in_question(question: str) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Any
 
 from supportenv import customer, expert
@@ -18,8 +19,8 @@ from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSU
 from supportenv.errors import EpisodeFinishedError, InvalidRequestError
 from supportenv.records import frozen_record
 from supportenv.rewards import REWARD_TABLE, reward
-from supportenv.tasks import Task, get_task
-from supportenv.text import is_rude, judge_response
+from supportenv.tasks import TASKS_BY_ID, Task, get_task
+from supportenv.text import is_rude, judge
 from supportenv.world import SPLITS, Scenario, generate
 
 MAX_NEW_FACT_REWARDS = 2
@@ -259,20 +260,28 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
 _UNIT_REWARDS = {name: round(reward(name), 6) for name in REWARD_TABLE}
 
 
+@lru_cache(maxsize=512)
+def _scaled_reward(name: str, times: int) -> float:
+    """A part worth `times` units; few (name, times) pairs occur, so rounding is done once each."""
+    return round(reward(name) * times, 6)
+
+
 class _Turn:
     """Accumulates one step's reward parts, mood changes and replies."""
 
-    __slots__ = ("notes", "parts", "patience", "sentiment")
+    __slots__ = ("notes", "parts", "patience", "sentiment", "values")
 
     def __init__(self) -> None:
         self.parts: list[tuple[str, float]] = []
+        self.values: list[float] = []  # the parts' values, kept apart for the step's total
         self.sentiment = 0.0
         self.patience = 0
         self.notes: list[str] = []
 
     def add(self, name: str, times: int = 1) -> None:
-        value = _UNIT_REWARDS[name] if times == 1 else round(reward(name) * times, 6)
+        value = _UNIT_REWARDS[name] if times == 1 else _scaled_reward(name, times)
         self.parts.append((name, value))
+        self.values.append(value)
 
     def mood(self, sentiment: float, patience: int = 0) -> None:
         self.sentiment += sentiment
@@ -297,24 +306,26 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
 def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[float, tuple[tuple[str, float], ...]]:
     """`step` without building the observation: the step's reward and its parts. For
     callers that need no observation (a replay) or build their own (the gRPC service)."""
-    if state.done:
+    if state.terminated or state.truncated:  # state.done, without the property call
         why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
         raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
-    task = get_task(state.task_id)
+    # A dict lookup on the hot path; get_task only to raise its error for an unknown task_id.
+    task = TASKS_BY_ID.get(state.task_id) or get_task(state.task_id)
     if expert.is_acceptable(scenario, state, task.task_id, action):
         state.good_steps += 1
+    kind = action.kind
     earlier_same = state.actions.count(action)
     state.step += 1
     state.actions.append(action)
     turn = _Turn()
-    reply = _HANDLERS[action.kind](scenario, state, action, turn, task)
-    if earlier_same and action.kind != "mark_resolved":
+    reply = _HANDLERS[kind](scenario, state, action, turn, task)
+    if earlier_same and kind != "mark_resolved":
         turn.add("repeat_action", earlier_same)
-    if action.text and action.kind != "respond_with_solution" and is_rude(action.text):
+    if action.text and kind != "respond_with_solution" and is_rude(action.text):
         turn.add("rude_language")
         turn.mood(-0.5, -2)
         state.rude += 1
-    state.cost += ACTION_COSTS.get(action.kind, 0.0)
+    state.cost += ACTION_COSTS.get(kind, 0.0)
     sentiment = round(state.sentiment + turn.sentiment, 6)
     # max(-1.0, min(1.0, sentiment)), spelled out: the builtins' calls cost more than the work.
     sentiment = sentiment if sentiment < 1.0 else 1.0
@@ -328,11 +339,12 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         state.truncated = True
     if reply:
         state.history.append(("customer", reply, state.step))
-    parts = turn.parts
-    total = round(sum([v for _, v in parts]), 6)
+    values = turn.values
+    # Most steps have one part, and parts are already rounded: round(sum([v]), 6) == v + 0.
+    total = values[0] + 0 if len(values) == 1 else round(sum(values), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
-    return total, tuple(parts)
+    return total, tuple(turn.parts)
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
@@ -388,7 +400,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     exp = scenario.expected
     facts = scenario.facts_by_name
     values = [facts.get(n) or "" for n in state.revealed]
-    judged = judge_response(action.text, scenario.intents, action.article_id, values)
+    judged = judge(action.text, scenario.intent_keys, action.article_id, values)
     tone = "rude" if judged.rude else None
     if judged.rude:
         state.rude += 1
@@ -489,7 +501,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         state.responses += 1
         facts = scenario.facts_by_name
         values = [facts.get(n) or "" for n in state.revealed]
-        judged = judge_response(action.text, scenario.intents, "", values)
+        judged = judge(action.text, scenario.intent_keys, "", values)
         state.polite += judged.polite
         state.personalised += judged.personalised
     if scenario.expected.escalate:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
-from supportenv.text import judge_response
+from supportenv.text import verdict
 from supportenv.world import Scenario
 
 if TYPE_CHECKING:
@@ -90,10 +90,13 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         if fact not in revealed:
             return _asks_missing(scenario, state, action)
     if kind == "respond_with_solution":
-        judged = judge_response(action.text, scenario.intents, action.article_id, ())
-        return (
-            bool(set(judged.solves) & set(unsolved(scenario, state))) and not judged.rude and not judged.wrong_solutions
-        )
+        # The cached verdict: the transition judges the same text right after this.
+        judged = verdict(action.text, scenario.intent_keys, action.article_id)
+        if judged.rude or judged.wrong_solutions:
+            return False
+        solved, solves = state.solved_intents, judged.solves
+        # Does it solve an intent still unsolved? (set(solves) & set(unsolved(...)), without the sets)
+        return any(i in solves and i not in solved for i in exp.solvable)
     if kind == "suggest_knowledge_base":
         wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
         return action.article_id in wanted and action.article_id not in state.articles
@@ -105,14 +108,15 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     if kind == "request_callback":
         return exp.escalate and exp.callback_allowed and not state.callback
     if kind == "mark_resolved":
-        return not unsolved(scenario, state) and not routing_left
+        # not unsolved(...), without building the list
+        return not routing_left and all(i in state.solved_intents for i in exp.solvable)
     return False
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:
     """The action asks only for facts the case needs and the customer has not given."""
-    return (
-        action.kind == "ask_for_more_info"
-        and bool(action.fields)
-        and set(action.fields) <= set(missing_facts(scenario, state))
-    )
+    if action.kind != "ask_for_more_info" or not action.fields:
+        return False
+    # set(action.fields) <= set(missing_facts(...)), tested field by field.
+    needed, revealed = scenario.expected.facts, state.revealed
+    return all(name in needed and name not in revealed for name in action.fields)

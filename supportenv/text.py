@@ -92,19 +92,44 @@ def is_polite(text: str) -> bool:
     return _analyse(text).polite
 
 
-def judge_response(
-    text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
-) -> TextJudgement:
+class Verdict(NamedTuple):
+    """The part of a judgement that does not depend on the customer's facts."""
+
+    lower: str
+    rude: bool
+    polite: bool
+    solves: tuple[str, ...]
+    wrong_solutions: int
+    stuffed: bool
+
+
+@lru_cache(maxsize=4096)
+def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
+    """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
+    Scenario.intent_keys). Cached: the expert's check and the transition judge the
+    same answer in the same step."""
     lower, rude, polite, named, owner_counts = _analyse(text)
-    own = {i.issue_id for i in intents}
+    own = {issue_id for issue_id, _ in intents}
     wrong = len(named - own) if named else 0
-    if article_id and article_id not in {i.article_id for i in intents}:
+    if article_id and article_id not in {article for _, article in intents}:
         wrong += 1
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
-    solves = (
-        () if stuffed else tuple([i.issue_id for i in intents if i.issue_id in named or article_id == i.article_id])
-    )
+    solves = () if stuffed else tuple([i for i, a in intents if i in named or article_id == a])
+    return Verdict(lower, rude, polite, solves, wrong, stuffed)
+
+
+def judge_response(
+    text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
+) -> TextJudgement:
+    return judge(text, tuple([(i.issue_id, i.article_id) for i in intents]), article_id, fact_values)
+
+
+def judge(
+    text: str, intents: tuple[tuple[str, str], ...], article_id: str, fact_values: Sequence[str]
+) -> TextJudgement:
+    """judge_response for intents given as (issue_id, article_id) pairs (Scenario.intent_keys)."""
+    lower, rude, polite, solves, wrong, stuffed = verdict(text, intents, article_id)
     # Without the frozen __init__: this runs on every response (supportenv.records).
     return frozen_record(
         TextJudgement,

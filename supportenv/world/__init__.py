@@ -124,6 +124,11 @@ class Scenario:
         return facts
 
     @cached_property
+    def intent_keys(self) -> tuple[tuple[str, str], ...]:
+        """(issue_id, article_id) per intent: the cheap-to-hash form text.verdict caches by."""
+        return tuple((i.issue_id, i.article_id) for i in self.intents)
+
+    @cached_property
     def kb_matches_titled(self) -> tuple[tuple[str, str, float], ...]:
         """kb_matches as the observation shows them: (article_id, title, score)."""
         return tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches)
