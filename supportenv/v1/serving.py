@@ -77,10 +77,14 @@ def register_status(kind: type[BaseException], code: grpc.StatusCode) -> None:
 
 
 def rpc(method: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
-    """Turn library errors into the documented status codes, with their message."""
+    """For a handler of a unary request: refuse a request that did not parse (see
+    own_request_checks) and turn library errors into the documented status codes, with
+    their message. One wrapper for both, as each layer costs every call a coroutine."""
 
     @functools.wraps(method)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> R:
+        if type(request) is _Unparsable:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request: {request.reason}")
         try:
             return await method(self, request, context)
         except Exception as exc:
@@ -90,7 +94,7 @@ def rpc(method: Callable[..., Awaitable[R]]) -> Callable[..., Awaitable[R]]:
             await context.abort(code, details(exc))
             raise  # unreachable: abort raises
 
-    return wrapper
+    return own_request_checks(wrapper)
 
 
 class _Unparsable:
