@@ -38,6 +38,7 @@ BENCH_REPEAT ?= 3
 bench: $(STAMP)
 	$(PY) benchmarks/bench_world.py
 	$(PY) benchmarks/bench_grpc_floor.py
+	$(PY) benchmarks/bench_handler.py
 	$(PY) benchmarks/bench_throughput.py --repeat $(BENCH_REPEAT) $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 # A bounded load on loopback that stops by itself: SOAK_CLIENTS clients for SOAK_SECONDS seconds;

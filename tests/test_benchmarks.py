@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from benchmarks import bench_grpc_floor, bench_throughput
+from benchmarks import bench_grpc_floor, bench_handler, bench_throughput
 
 KEYS = {
     "inprocess_steps_per_s",
@@ -47,3 +47,9 @@ def test_grpc_floor_benchmark_runs(capsys):
     assert bench_grpc_floor.main(["--calls", "50"]) == 0
     printed = capsys.readouterr().out
     assert "unary call" in printed and "stream message" in printed
+
+
+def test_handler_benchmark_runs(capsys):
+    assert bench_handler.main(["--seconds", "0.3"]) == 0
+    printed = capsys.readouterr().out
+    assert "StepBatch of 64" in printed and "Session stream" in printed
