@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import secrets
+import subprocess
+import sys
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from baseline_agent.embedded import start_service
+from baseline_agent.embedded import ROOT, start_service
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 
@@ -162,3 +165,30 @@ def test_reflection_lists_the_services(env_channel):
     replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
     names = {s.name for reply in replies for s in reply.list_services_response.service}
     assert "supportenv.v1.EnvService" in names and "grpc.health.v1.Health" in names
+
+
+def test_the_service_runs_on_asyncio_s_own_loop_when_asked():
+    """uvloop is the default event loop; SUPPORTENV_EVENT_LOOP=asyncio must serve the same."""
+    service = start_service("env_service", {"SUPPORTENV_EVENT_LOOP": "asyncio", "SUPPORTENV_WORKERS": "1"})
+    try:
+        with grpc.insecure_channel(service.address) as channel:
+            env = env_pb2_grpc.EnvServiceStub(channel)
+            token = reset(env).state_token
+            reply = env.Step(env_pb2.StepRequest(state_token=token, action=classify_billing()), timeout=5)
+            assert reply.observation.step == 1 and reply.state_token
+    finally:
+        service.stop()
+
+
+def test_a_bad_event_loop_setting_stops_the_service_at_once():
+    done = subprocess.run(
+        [sys.executable, "-m", "env_service", "--host", "127.0.0.1", "--port", "0"],
+        env={**os.environ, "SUPPORTENV_EVENT_LOOP": "twisted", "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0 and "listening" not in done.stdout
+    assert "SUPPORTENV_EVENT_LOOP='twisted' is not an event loop: use uvloop or asyncio" in done.stderr
+    assert "Traceback" not in done.stderr

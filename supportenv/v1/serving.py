@@ -239,6 +239,7 @@ def server_args(
     args = parser.parse_args(argv)
     if workers and args.workers < 1:
         parser.error("--workers must be at least 1")
+    event_loop_choice()  # a bad setting stops the service now, not in each worker
     return args
 
 
@@ -292,14 +293,23 @@ async def serve(
 EVENT_LOOP_ENV = "SUPPORTENV_EVENT_LOOP"
 
 
+def event_loop_choice() -> str:
+    """The event loop $SUPPORTENV_EVENT_LOOP names: uvloop (the default) or asyncio."""
+    choice = os.environ.get(EVENT_LOOP_ENV, "").strip().lower() or "uvloop"
+    if choice not in ("uvloop", "asyncio"):
+        raise SystemExit(f"{EVENT_LOOP_ENV}={choice!r} is not an event loop: use uvloop or asyncio")
+    return choice
+
+
 def run_event_loop(main: Coroutine[Any, Any, R]) -> R:
     """asyncio.run(main), on uvloop where it is installed (a requirement on Linux and macOS):
     it cut the server CPU of a gRPC call by 10-25% on a 2-core VM (benchmarks/bench_grpc_floor.py).
     SUPPORTENV_EVENT_LOOP=asyncio chooses the standard loop."""
-    choice = os.environ.get(EVENT_LOOP_ENV, "uvloop").strip().lower() or "uvloop"
-    if choice not in ("uvloop", "asyncio"):
+    try:
+        choice = event_loop_choice()
+    except SystemExit:
         main.close()
-        raise SystemExit(f"{EVENT_LOOP_ENV}={choice!r}: use uvloop or asyncio")
+        raise
     if choice == "uvloop":
         try:
             import uvloop
