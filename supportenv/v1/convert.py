@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from supportenv.actions import Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS
-from supportenv.episode import EpisodeState, Observation, StepResult
+from supportenv.episode import EpisodeState, Observation
 from supportenv.errors import InvalidActionError, InvalidRequestError
 from supportenv.graders import Grade
 from supportenv.tasks import Task
@@ -234,21 +234,6 @@ def observation_from_pb(msg: pb.Observation) -> Observation:
         callback_scheduled=msg.callback_scheduled,
         last_action_feedback=msg.last_action_feedback,
     )
-
-
-def step_to_pb(
-    result: StepResult, state: EpisodeState, token: bytes, response: env_pb2.StepResponse | None = None
-) -> env_pb2.StepResponse:
-    """The wire step result; fills `response` in place when given (e.g. a SessionResponse's field)."""
-    response = env_pb2.StepResponse() if response is None else response
-    response.reward = result.reward
-    response.terminated = result.terminated
-    response.truncated = result.truncated
-    response.state_token = token
-    response.cumulative_reward = state.cumulative_reward
-    observation_to_pb(result.observation, response.observation)
-    response.MergeFromString(b"".join([reward_part_bytes(name, value) for name, value in result.breakdown]))
-    return response
 
 
 def episode_state_to_pb(state: EpisodeState, obs: Observation) -> env_pb2.EpisodeState:
