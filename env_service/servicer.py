@@ -3,7 +3,11 @@
 Unary and batched calls need no episode kept between calls: everything comes in, and
 goes back out, inside the signed state token (LiveStates only spares the replay of the
 tokens this worker issued last). A Session stream keeps its one episode in the stream
-handler's local variables, so it dies with the stream."""
+handler's local variables, so it dies with the stream.
+
+Reset, Step, the batch calls and Session reply with protobuf bytes encoded straight from the
+episode state (supportenv.v1.wire), so the servicer must be served by supportenv.v1.serving.serve,
+whose interceptor sends a reply that is already bytes as it is."""
 
 from __future__ import annotations
 
@@ -39,8 +43,9 @@ register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
 
 
 # Requests repeat: an agent sends the same few actions, and a vector env the same next
-# episodes, over and over. Each distinct one is checked and converted once; both caches are
-# keyed by the message's bytes and bounded (long texts are not cached), so memory stays flat.
+# episodes, over and over. Each distinct one is checked and converted once. Both caches are
+# bounded in entries and in size (an action's bytes, at most MAX_CACHED_ACTION_BYTES; a valid
+# episode key), so memory stays flat.
 MAX_CACHED_ACTION_BYTES = 512
 
 
@@ -51,17 +56,12 @@ def _checked_action(data: bytes) -> Action:
 
 
 @lru_cache(maxsize=4096)
-def _checked_split(data: bytes) -> str:
-    """Everything a Reset checks before it starts the episode, for an encoded ResetRequest;
-    the split's name."""
-    request = env_pb2.ResetRequest.FromString(data)
-    if not request.task_id:
-        raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
-    if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
-        raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
-    split = convert.split_from_pb(request.split)
-    check_episode_key(request.task_id, split, request.seed)
-    return split
+def _checked_split(task_id: str, split: int, seed: int) -> str:
+    """The split's name, once (task_id, split, seed) is a valid episode key (an invalid one
+    raises, uncached: so only known task ids, short strings, are ever kept)."""
+    name = convert.split_from_pb(split)
+    check_episode_key(task_id, name, seed)
+    return name
 
 
 def _check_batch(size: int) -> None:
@@ -80,7 +80,6 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         self._live = LiveStates() if live is None else live
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
         self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
-        self._task_pb = {t.task_id: convert.task_to_pb(t) for t in TASKS}
 
     # ---- the work, shared by every transport ----
 
@@ -98,7 +97,11 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @staticmethod
     def _check_reset(request: env_pb2.ResetRequest) -> str:
         """Everything a Reset checks before it starts the episode; the split's name."""
-        return _checked_split(request.SerializeToString())
+        if not request.task_id:
+            raise InvalidRequestError("task_id is required; call ListTasks for the available tasks")
+        if len(request.episode_id) > MAX_EPISODE_ID_CHARS:
+            raise InvalidRequestError(f"episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
+        return _checked_split(request.task_id, request.split, request.seed)
 
     @classmethod
     def _check_next_episode(cls, request: env_pb2.StepRequest | env_pb2.SessionRequest) -> bool:

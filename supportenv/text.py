@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
-from supportenv.catalog import ISSUE_TYPES, IssueType
+from supportenv.catalog import ISSUE_TYPES
 from supportenv.records import frozen_record
 
 RUDE_PHRASES = (
@@ -103,11 +103,20 @@ class Verdict(NamedTuple):
     stuffed: bool
 
 
-@lru_cache(maxsize=4096)
+# Longer answers are judged afresh each time, so that the cache's memory stays small.
+MAX_CACHED_VERDICT_CHARS = 1000
+
+
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
     Scenario.intent_keys). Cached: the expert's check and the transition judge the
     same answer in the same step."""
+    if len(text) > MAX_CACHED_VERDICT_CHARS:
+        return _verdict(text, intents, article_id)
+    return _cached_verdict(text, intents, article_id)
+
+
+def _verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     lower, rude, polite, named, owner_counts = _analyse(text)
     own = {issue_id for issue_id, _ in intents}
     wrong = len(named - own) if named else 0
@@ -119,16 +128,14 @@ def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) ->
     return Verdict(lower, rude, polite, solves, wrong, stuffed)
 
 
-def judge_response(
-    text: str, intents: Sequence[IssueType], article_id: str, fact_values: Sequence[str]
-) -> TextJudgement:
-    return judge(text, tuple([(i.issue_id, i.article_id) for i in intents]), article_id, fact_values)
+_cached_verdict = lru_cache(maxsize=4096)(_verdict)
 
 
 def judge(
     text: str, intents: tuple[tuple[str, str], ...], article_id: str, fact_values: Sequence[str]
 ) -> TextJudgement:
-    """judge_response for intents given as (issue_id, article_id) pairs (Scenario.intent_keys)."""
+    """Judge an answer `text` for a ticket whose intents are (issue_id, article_id) pairs
+    (Scenario.intent_keys), given the facts the customer has revealed."""
     lower, rude, polite, solves, wrong, stuffed = verdict(text, intents, article_id)
     # Without the frozen __init__: this runs on every response (supportenv.records).
     return frozen_record(

@@ -164,6 +164,30 @@ def test_live_states_are_bounded_and_taken_once():
     assert len(off) == 0 and off.take(b"t") is None
 
 
+def test_request_caches_keep_only_small_keys():
+    """The service's caches of checked requests hold what they check, not a client's bytes:
+    a reset's unknown fields or episode id, or a long answer's text, are never kept."""
+    from env_service import servicer
+    from supportenv import text
+    from supportenv.v1 import wire
+
+    servicer._checked_split.cache_clear()
+    base = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=3).SerializeToString()
+    unknown = wire.varint(1000 << 3 | 2) + wire.varint(100_000) + b"u" * 100_000  # field 1000, unknown
+    episode_id = wire.tag(env_pb2.ResetRequest, "episode_id")
+    for n in range(20):
+        request = env_pb2.ResetRequest.FromString(base + unknown + wire.string(episode_id, f"episode-{n}"))
+        assert servicer.EnvServicer._check_reset(request) == "train"
+    assert servicer._checked_split.cache_info().currsize == 1
+    text._cached_verdict.cache_clear()
+    long_answer = "Please reset your password from the login page. " * 40
+    assert len(long_answer) > text.MAX_CACHED_VERDICT_CHARS
+    assert text.verdict(long_answer, (("password_reset", "KB-ACC-01"),), "") == text.verdict(
+        long_answer, (("password_reset", "KB-ACC-01"),), ""
+    )
+    assert text._cached_verdict.cache_info().currsize == 0
+
+
 def test_tokens_are_small_deterministic_and_replay_exactly():
     codec = TokenCodec(b"k" * 32)
     scenario, state = new_episode(TASK, "train", 13)

@@ -147,10 +147,19 @@ def episode_constants(
 
 # Serialized single-item messages: a turn, fact or reward part recurs step after step of an
 # episode, so each is encoded once. Bounded, so memory stays flat however many episodes run.
-@lru_cache(maxsize=4096)
-def turn_bytes(speaker: str, text: str, step: int) -> bytes:
+def _encode_turn(speaker: str, text: str, step: int) -> bytes:
     turn = pb.ConversationTurn(speaker=SPEAKER_TO_PB[speaker], text=text, step=step)
     return pb.Observation(history=[turn]).SerializeToString()
+
+
+_cached_turn = lru_cache(maxsize=4096)(_encode_turn)
+MAX_CACHED_TURN_CHARS = 1000  # longer turns (an agent's long answer, say) are encoded afresh
+
+
+def turn_bytes(speaker: str, text: str, step: int) -> bytes:
+    if len(text) > MAX_CACHED_TURN_CHARS:
+        return _encode_turn(speaker, text, step)
+    return _cached_turn(speaker, text, step)
 
 
 @lru_cache(maxsize=1024)

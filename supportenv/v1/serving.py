@@ -127,7 +127,8 @@ async def refuse_unparsable(request: Any, context: grpc.aio.ServicerContext) -> 
 
 
 def own_request_checks(behavior: Callable[..., R]) -> Callable[..., R]:
-    """Mark a handler that calls refuse_unparsable on each request itself, so that
+    """Mark a handler that refuses unparsable requests itself (refuse_unparsable on each
+    request of a stream, or rpc's own check), so that
     MalformedRequestInterceptor does not wrap it: on a stream, each wrapping layer costs
     every message an extra async-generator hop."""
     behavior.own_request_checks = True  # type: ignore[attr-defined]

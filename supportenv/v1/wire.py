@@ -123,12 +123,15 @@ _SENTIMENT = convert.SENTIMENT_TO_PB
 _CATEGORY_PB, _PRIORITY_PB, _DEPARTMENT_PB = convert.CATEGORY_TO_PB, convert.PRIORITY_TO_PB, convert.DEPARTMENT_TO_PB
 _fact, _reward_part = convert.fact_bytes, convert.reward_part_bytes
 
-# Encoded transcript turns by (speaker, text, step), the very tuples EpisodeState.history holds.
+# Encoded transcript turns by (speaker, text, step), the very tuples EpisodeState.history holds;
+# bounded in entries and, as long turns are not kept, in size.
 _TURNS: dict[tuple[str, str, int], bytes] = {}
 TURNS_SIZE = 4096
 
 
 def _new_turn(turn: tuple[str, str, int]) -> bytes:
+    if len(turn[1]) > convert.MAX_CACHED_TURN_CHARS:
+        return convert.turn_bytes(*turn)
     if len(_TURNS) >= TURNS_SIZE:
         del _TURNS[next(iter(_TURNS))]
     data = _TURNS[turn] = convert.turn_bytes(*turn)
