@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import secrets
@@ -40,6 +41,7 @@ from supportenv.actions import Action
 from supportenv.episode import new_episode, observe, step
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.client import VectorEnvClient
 from supportenv.v1.serving import run_event_loop
 
 TASK = "end_to_end_resolution"
@@ -261,6 +263,28 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
     return run_event_loop(run())
 
 
+def bench_vector_client(address: str, episodes, seconds: float, size: int, connections: int) -> float:
+    """The SDK's VectorEnvClient over the same episodes: what a training loop that uses it
+    gets, library Observations, infos and autoreset included (the batch figure above is the
+    bare StepBatch, with no conversion on the client)."""
+    plans = dict(episodes)
+    seeds = itertools.cycle([seed for seed, _ in episodes])
+    vector = VectorEnvClient(address, size, TASK, "train", seeds=seeds, connections=connections)
+    try:
+        vector.reset()
+        position = [0] * size
+
+        def one() -> int:
+            _, _, _, _, infos = vector.step([plans[vector.seeds[i]][position[i]] for i in range(size)])
+            for i, info in enumerate(infos):
+                position[i] = 0 if "final_observation" in info else position[i] + 1
+            return size
+
+        return timed(seconds, one)
+    finally:
+        vector.close()
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of a process and its children (the workers), in MB."""
     total = 0.0
@@ -329,6 +353,9 @@ def grpc_figures(library_episodes, seconds: float, run: int, memory_episodes: in
         figures.update(stream_steps_per_s_1=rate, stream_p50_ms_1=p50)
         figures["stream_steps_per_s_64"] = bench_stream(address, wire_episodes, seconds, CONCURRENCY)[0]
         figures["batch64_steps_per_s"] = bench_batch(address, wire_episodes, seconds, 64, BATCH_CONNECTIONS)
+        figures["vector_client64_steps_per_s"] = bench_vector_client(
+            address, wire_episodes, seconds, 64, BATCH_CONNECTIONS
+        )
         figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address, memory_episodes)
     finally:
         service.stop()

@@ -20,6 +20,7 @@ KEYS = {
     "stream_p50_ms_1",
     "stream_steps_per_s_64",
     "batch64_steps_per_s",
+    "vector_client64_steps_per_s",
     "openenv_ws_steps_per_s_1",
     "openenv_ws_steps_per_s_64",
     "server_rss_growth_mb_10k_episodes",

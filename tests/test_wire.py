@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from dataclasses import fields
 
 import pytest
 
 from supportenv import expert
 from supportenv.actions import Action, validate
-from supportenv.episode import advance, new_episode, observe
+from supportenv.episode import Observation, advance, new_episode, observe
 from supportenv.tasks import TASKS, get_task
 from supportenv.v1 import convert, env_pb2, wire
 from supportenv.v1 import types_pb2 as pb
@@ -60,6 +61,17 @@ def test_observation_matches_convert_over_many_episodes():
         _same(wire.observation(scenario, state), convert.observation_to_pb(observe(scenario, state)))
         checked += 1
     assert checked > 1000
+
+
+def test_the_sdk_reads_back_the_library_observation():
+    """What clients get (convert.observation_from_pb of the encoded bytes) is the library's own
+    Observation: equal, hashing alike, its fields in declaration order."""
+    names = [f.name for f in fields(Observation)]
+    for scenario, state, _ in _episodes(per_split=8):
+        back = convert.observation_from_pb(pb.Observation.FromString(wire.observation(scenario, state)))
+        expected = observe(scenario, state)
+        assert back == expected and hash(back) == hash(expected)
+        assert list(vars(back)) == names
 
 
 def test_step_and_reset_responses_match_messages():

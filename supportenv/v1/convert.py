@@ -13,6 +13,7 @@ from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LA
 from supportenv.episode import EpisodeState, Observation
 from supportenv.errors import InvalidActionError, InvalidRequestError
 from supportenv.graders import Grade
+from supportenv.records import frozen_record
 from supportenv.tasks import Task
 from supportenv.v1 import env_pb2, grader_pb2
 from supportenv.v1 import types_pb2 as pb
@@ -214,34 +215,40 @@ def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb
 
 
 def observation_from_pb(msg: pb.Observation) -> Observation:
-    """The library's Observation from the wire one, so policies work in-process and remotely."""
-    return Observation(
-        ticket_id=msg.ticket_id,
-        task_id=msg.task_id,
-        customer_message=msg.customer_message,
-        history=tuple((SPEAKER_FROM_PB.get(t.speaker, "system"), t.text, t.step) for t in msg.history),
-        sentiment_label=SENTIMENT_FROM_PB.get(msg.sentiment_label, "neutral"),
-        sentiment_score=msg.sentiment_score,
-        customer_tier=TIER_FROM_PB.get(msg.customer_tier, "regular"),
-        customer_tenure_days=msg.customer_tenure_days,
-        customer_total_revenue=msg.customer_total_revenue,
-        category=CATEGORY_FROM_PB.get(msg.category, ""),
-        issue_type=msg.issue_type,
-        priority=PRIORITY_FROM_PB.get(msg.priority, ""),
-        kb_matches=tuple((m.article_id, m.title, m.score) for m in msg.kb_matches),
-        revealed_facts=tuple((f.name, f.value) for f in msg.revealed_facts),
-        requestable_fields=tuple(msg.requestable_fields),
-        issue_types=tuple(msg.issue_types),
-        policy=tuple(msg.policy),
-        task_instructions=msg.task_instructions,
-        step=msg.step,
-        max_steps=msg.max_steps,
-        steps_left=msg.steps_left,
-        cost_so_far=msg.cost_so_far,
-        escalated=msg.escalated,
-        assigned_department=DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
-        callback_scheduled=msg.callback_scheduled,
-        last_action_feedback=msg.last_action_feedback,
+    """The library's Observation from the wire one, so policies work in-process and remotely.
+    (A client converts one per environment per step: built without the frozen __init__,
+    and repeated fields read in list comprehensions, which cost half as much.)"""
+    speaker = SPEAKER_FROM_PB.get
+    return frozen_record(
+        Observation,
+        {
+            "ticket_id": msg.ticket_id,
+            "task_id": msg.task_id,
+            "customer_message": msg.customer_message,
+            "history": tuple([(speaker(t.speaker, "system"), t.text, t.step) for t in msg.history]),
+            "sentiment_label": SENTIMENT_FROM_PB.get(msg.sentiment_label, "neutral"),
+            "sentiment_score": msg.sentiment_score,
+            "customer_tier": TIER_FROM_PB.get(msg.customer_tier, "regular"),
+            "customer_tenure_days": msg.customer_tenure_days,
+            "customer_total_revenue": msg.customer_total_revenue,
+            "category": CATEGORY_FROM_PB.get(msg.category, ""),
+            "issue_type": msg.issue_type,
+            "priority": PRIORITY_FROM_PB.get(msg.priority, ""),
+            "kb_matches": tuple([(m.article_id, m.title, m.score) for m in msg.kb_matches]),
+            "revealed_facts": tuple([(f.name, f.value) for f in msg.revealed_facts]),
+            "requestable_fields": tuple(msg.requestable_fields),
+            "issue_types": tuple(msg.issue_types),
+            "policy": tuple(msg.policy),
+            "task_instructions": msg.task_instructions,
+            "step": msg.step,
+            "max_steps": msg.max_steps,
+            "steps_left": msg.steps_left,
+            "cost_so_far": msg.cost_so_far,
+            "escalated": msg.escalated,
+            "assigned_department": DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
+            "callback_scheduled": msg.callback_scheduled,
+            "last_action_feedback": msg.last_action_feedback,
+        },
     )
 
 
