@@ -74,6 +74,19 @@ def test_the_sdk_reads_back_the_library_observation():
         assert list(vars(back)) == names
 
 
+def test_episode_constants_are_reused_only_for_their_own_ticket():
+    """A client following an episode converts its constant part once (VectorEnvClient does)."""
+    constants, ticket = None, None
+    for scenario, state, stepped in _episodes(per_split=4):
+        msg = pb.Observation.FromString(wire.observation(scenario, state))
+        if stepped is None:  # a new episode: what the last one's constants would give must not leak in
+            stale, constants = constants, convert.episode_constants_from_pb(msg)
+            if stale is not None and ticket != scenario.ticket_id:
+                assert convert.observation_from_pb(msg, stale) == observe(scenario, state)
+            ticket = scenario.ticket_id
+        assert convert.observation_from_pb(msg, constants) == observe(scenario, state)
+
+
 def test_step_and_reset_responses_match_messages():
     for scenario, state, stepped in _episodes(per_split=6):
         token = f"token-{state.step}".encode()

@@ -78,13 +78,15 @@ def reset_request(task_id: str, split: str, seed: int, episode_id: str = "") -> 
     return env_pb2.ResetRequest(task_id=task_id, split=convert.SPLIT_TO_PB[split], seed=seed, episode_id=episode_id)
 
 
-def step_result(reply: env_pb2.StepResponse) -> StepResult:
+def step_result(reply: env_pb2.StepResponse, constants: convert.EpisodeConstants | None = None) -> StepResult:
+    """The gymnasium-style step tuple of a reply (`constants`: see convert.observation_from_pb)."""
     info = {
         "reward_breakdown": {c.name: c.value for c in reply.reward_breakdown},
         "cumulative_reward": reply.cumulative_reward,
         "feedback": reply.observation.last_action_feedback,
     }
-    return convert.observation_from_pb(reply.observation), reply.reward, reply.terminated, reply.truncated, info
+    observation = convert.observation_from_pb(reply.observation, constants)
+    return observation, reply.reward, reply.terminated, reply.truncated, info
 
 
 class EnvClient:
@@ -230,6 +232,8 @@ class VectorEnvClient:
         self.tokens: list[bytes] = [b""] * num_envs
         self.seeds: list[int] = [0] * num_envs
         self._next_seeds: list[int | None] = [None] * num_envs
+        # Each env's episode constants, converted once per episode (convert.observation_from_pb).
+        self._constants: list[convert.EpisodeConstants | None] = [None] * num_envs
 
     def close(self) -> None:
         self._pool.shutdown()
@@ -263,8 +267,12 @@ class VectorEnvClient:
         out = []
         for i in indexes:
             self.tokens[i] = replies[i].state_token
-            out.append(convert.observation_from_pb(replies[i].observation))
+            out.append(self._first_observation(i, replies[i].observation))
         return out
+
+    def _first_observation(self, i: int, msg: pb.Observation) -> Observation:
+        self._constants[i] = constants = convert.episode_constants_from_pb(msg)
+        return convert.observation_from_pb(msg, constants)
 
     def reset(self) -> list[Observation]:
         observations = self._reset_many(range(self.num_envs))
@@ -289,11 +297,11 @@ class VectorEnvClient:
         for i in range(self.num_envs):
             item = replies[i]
             self.tokens[i] = item.state_token
-            obs, reward, term, trunc, info = step_result(item)
+            obs, reward, term, trunc, info = step_result(item, self._constants[i])
             info["seed"] = self.seeds[i]
             if item.HasField("next_episode"):
                 info["final_observation"] = obs
-                obs = convert.observation_from_pb(item.next_episode.observation)
+                obs = self._first_observation(i, item.next_episode.observation)
                 self.tokens[i], self.seeds[i] = item.next_episode.state_token, self._next_seeds[i]
                 self._next_seeds[i] = next(self._seeds, None)
             elif term or trunc:
