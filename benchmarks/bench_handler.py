@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bench_throughput import POOL, plan, reset_pb
+from benchmarks.bench_throughput import POOL, PlannedSlots, plan, reset_pb
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
 from supportenv.v1 import convert, env_pb2
@@ -33,30 +33,16 @@ def batched_us(servicer: EnvServicer, episodes, seconds: float) -> float:
     """Microseconds of handler time per step, StepBatch of BATCH (the client's side not counted)."""
 
     async def run() -> float:
-        order = iter(range(10**12))
         first = env_pb2.ResetBatchRequest(requests=[reset_pb(episodes[i][0]) for i in range(BATCH)])
         reply = env_pb2.ResetBatchResponse.FromString(await servicer.ResetBatch(first, None))
-        # [actions, token, position, the next episode]
-        slots = [[episodes[next(order)][1], item.state_token, 0, None] for item in reply.responses]
-        for slot in slots:
-            slot[3] = episodes[next(order) % len(episodes)]
+        slots = PlannedSlots(episodes, [item.state_token for item in reply.responses])
         spent, steps, start = 0.0, 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            request = env_pb2.StepBatchRequest(
-                requests=[
-                    env_pb2.StepRequest(state_token=token, action=actions[at], next_episode=reset_pb(following[0]))
-                    for actions, token, at, following in slots
-                ]
-            ).SerializeToString()
+            request = env_pb2.StepBatchRequest(requests=slots.requests(range(BATCH))).SerializeToString()
             t0 = time.perf_counter()
             encoded = await servicer.StepBatch(env_pb2.StepBatchRequest.FromString(request), None)
             spent += time.perf_counter() - t0
-            for i, item in enumerate(env_pb2.StepBatchResponse.FromString(encoded).responses):
-                slot = slots[i]
-                if item.HasField("next_episode"):
-                    slots[i] = [slot[3][1], item.next_episode.state_token, 0, episodes[next(order) % len(episodes)]]
-                else:
-                    slot[1], slot[2] = item.state_token, slot[2] + 1
+            slots.take(range(BATCH), env_pb2.StepBatchResponse.FromString(encoded).responses)
             steps += BATCH
         return spent / steps * 1e6
 

@@ -208,6 +208,40 @@ async def spread_channels(address: str, count: int) -> list[grpc.aio.Channel]:
     return channels
 
 
+class PlannedSlots:
+    """The slots of a vector env, each replaying planned episodes one after another: the
+    StepRequests of a round (each carrying its slot's next episode, next_episode) and the
+    bookkeeping of their replies. Slot i starts on episode i of the pool (reset by the
+    caller, whose tokens it is given); later episodes follow in pool order."""
+
+    def __init__(self, episodes, first_tokens: list[bytes]) -> None:
+        self._episodes, self._order = episodes, itertools.count()
+        # [actions, token, position, the next episode's (seed, actions)]
+        self._slots = [[self._next()[1], token, 0, None] for token in first_tokens]
+        for slot in self._slots:
+            slot[3] = self._next()
+
+    def _next(self):
+        return self._episodes[next(self._order) % len(self._episodes)]
+
+    def requests(self, indexes) -> list[env_pb2.StepRequest]:
+        slots = self._slots
+        return [
+            env_pb2.StepRequest(
+                state_token=slots[i][1], action=slots[i][0][slots[i][2]], next_episode=reset_pb(slots[i][3][0])
+            )
+            for i in indexes
+        ]
+
+    def take(self, indexes, replies) -> None:
+        for i, item in zip(indexes, replies, strict=True):
+            slot = self._slots[i]
+            if item.HasField("next_episode"):
+                self._slots[i] = [slot[3][1], item.next_episode.state_token, 0, self._next()]
+            else:
+                slot[1], slot[2] = item.state_token, slot[2] + 1
+
+
 def bench_batch(address: str, episodes, seconds: float, size: int, connections: int) -> float:
     """One client running `size` episodes as a vector env: one StepBatch per round, split
     over `connections` channels sent at once so that every server worker takes a share;
@@ -218,42 +252,19 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
     async def run() -> float:
         channels = await spread_channels(address, connections)
         stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
-        order = iter(range(10**12))
         first = await stubs[0].ResetBatch(
             env_pb2.ResetBatchRequest(requests=[reset_pb(episodes[i % len(episodes)][0]) for i in range(size)])
         )
-        # [actions, token, position, the next episode's (seed, actions)]
-        slots: list[list] = []
-        for item in first.responses:
-            slots.append([episodes[next(order) % len(episodes)][1], item.state_token, 0, None])
-        for slot in slots:
-            slot[3] = episodes[next(order) % len(episodes)]
+        slots = PlannedSlots(episodes, [item.state_token for item in first.responses])
         shards = [list(range(k, size, connections)) for k in range(connections)]
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
             calls = [
-                stub.StepBatch(
-                    env_pb2.StepBatchRequest(
-                        requests=[
-                            env_pb2.StepRequest(
-                                state_token=slots[i][1],
-                                action=slots[i][0][slots[i][2]],
-                                next_episode=reset_pb(slots[i][3][0]),
-                            )
-                            for i in shard
-                        ]
-                    )
-                )
+                stub.StepBatch(env_pb2.StepBatchRequest(requests=slots.requests(shard)))
                 for stub, shard in zip(stubs, shards, strict=True)
             ]
             for shard, reply in zip(shards, await asyncio.gather(*calls), strict=True):
-                for i, item in zip(shard, reply.responses, strict=True):
-                    slot = slots[i]
-                    if item.HasField("next_episode"):
-                        slots[i] = [slot[3][1], item.next_episode.state_token, 0, episodes[next(order) % len(episodes)]]
-                    else:
-                        slot[1] = item.state_token
-                        slot[2] += 1
+                slots.take(shard, reply.responses)
             steps += size
         rate = steps / (time.perf_counter() - start)
         for channel in channels:

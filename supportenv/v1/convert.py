@@ -148,18 +148,18 @@ def episode_constants(
 
 # Serialized single-item messages: a turn, fact or reward part recurs step after step of an
 # episode, so each is encoded once. Bounded, so memory stays flat however many episodes run.
-def _encode_turn(speaker: str, text: str, step: int) -> bytes:
+def encode_turn(speaker: str, text: str, step: int) -> bytes:
     turn = pb.ConversationTurn(speaker=SPEAKER_TO_PB[speaker], text=text, step=step)
     return pb.Observation(history=[turn]).SerializeToString()
 
 
-_cached_turn = lru_cache(maxsize=4096)(_encode_turn)
+_cached_turn = lru_cache(maxsize=4096)(encode_turn)
 MAX_CACHED_TURN_CHARS = 1000  # longer turns (an agent's long answer, say) are encoded afresh
 
 
 def turn_bytes(speaker: str, text: str, step: int) -> bytes:
     if len(text) > MAX_CACHED_TURN_CHARS:
-        return _encode_turn(speaker, text, step)
+        return encode_turn(speaker, text, step)
     return _cached_turn(speaker, text, step)
 
 
@@ -173,10 +173,9 @@ def reward_part_bytes(name: str, value: float) -> bytes:
     return env_pb2.StepResponse(reward_breakdown=[pb.RewardComponent(name=name, value=value)]).SerializeToString()
 
 
-def observation_to_pb(obs: Observation, msg: pb.Observation | None = None) -> pb.Observation:
-    """The wire observation; fills `msg` in place when given (e.g. a response's field),
-    which saves copying the finished message into its parent."""
-    msg = pb.Observation() if msg is None else msg
+def observation_to_pb(obs: Observation) -> pb.Observation:
+    """The wire observation (the env service encodes its own straight from the state: wire.py)."""
+    msg = pb.Observation()
     msg.CopyFrom(
         episode_constants(
             obs.ticket_id,

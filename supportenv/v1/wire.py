@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import struct
 from functools import cache
+from typing import TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
 
@@ -26,6 +27,8 @@ from supportenv.tasks import get_task
 from supportenv.v1 import convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import Scenario
+
+K = TypeVar("K")
 
 
 def _encode_varint(value: int) -> bytes:
@@ -123,6 +126,17 @@ _SENTIMENT = convert.SENTIMENT_TO_PB
 _CATEGORY_PB, _PRIORITY_PB, _DEPARTMENT_PB = convert.CATEGORY_TO_PB, convert.PRIORITY_TO_PB, convert.DEPARTMENT_TO_PB
 _fact, _reward_part = convert.fact_bytes, convert.reward_part_bytes
 
+
+def _remember(cache: dict[K, bytes], size: int, key: K, data: bytes) -> bytes:
+    """Keep `data` under `key`, dropping the oldest entry when `cache` holds `size`:
+    bounded, however many episodes run. (A plain dict looked up by the caller: cheaper
+    on the hot path than an lru_cache call.)"""
+    if len(cache) >= size:
+        del cache[next(iter(cache))]
+    cache[key] = data
+    return data
+
+
 # Encoded transcript turns by (speaker, text, step), the very tuples EpisodeState.history holds;
 # bounded in entries and, as long turns are not kept, in size.
 _TURNS: dict[tuple[str, str, int], bytes] = {}
@@ -130,12 +144,8 @@ TURNS_SIZE = 4096
 
 
 def _new_turn(turn: tuple[str, str, int]) -> bytes:
-    if len(turn[1]) > convert.MAX_CACHED_TURN_CHARS:
-        return convert.turn_bytes(*turn)
-    if len(_TURNS) >= TURNS_SIZE:
-        del _TURNS[next(iter(_TURNS))]
-    data = _TURNS[turn] = convert.turn_bytes(*turn)
-    return data
+    data = convert.encode_turn(*turn)
+    return data if len(turn[1]) > convert.MAX_CACHED_TURN_CHARS else _remember(_TURNS, TURNS_SIZE, turn, data)
 
 
 # The encoded constant part of each recent episode's observation, by (task, split, seed).
@@ -147,10 +157,8 @@ def _constants(scenario: Scenario, state: EpisodeState) -> bytes:
     key = (state.task_id, state.split, state.seed)
     data = _CONSTANTS.get(key)
     if data is None:
-        if len(_CONSTANTS) >= CONSTANTS_SIZE:
-            del _CONSTANTS[next(iter(_CONSTANTS))]  # the oldest: bounded, whatever runs
         task = get_task(state.task_id)
-        data = _CONSTANTS[key] = convert.episode_constants(
+        data = convert.episode_constants(
             scenario.ticket_id,
             state.task_id,
             scenario.tier,
@@ -163,6 +171,7 @@ def _constants(scenario: Scenario, state: EpisodeState) -> bytes:
             task.max_steps,
             ISSUE_TYPE_IDS,
         ).SerializeToString()
+        _remember(_CONSTANTS, CONSTANTS_SIZE, key, data)
     return data
 
 
