@@ -30,7 +30,8 @@ from supportenv.catalog import (
     PRIORITIES,
     REQUESTABLE_FIELDS,
 )
-from supportenv.episode import EpisodeState, Observation, new_episode, step
+from supportenv.episode import EpisodeState, Observation, step
+from supportenv.replay import new_episode
 from supportenv.world import Scenario, raise_priority
 
 

@@ -20,7 +20,7 @@ from typing import IO
 import grpc
 
 from baseline_agent.policies import Policy
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import CHANNEL_OPTIONS, with_retries
 
@@ -108,7 +108,7 @@ class Runner:
             self.policy.begin(task_id, self.split, seed, trial)
             done = False
             while not done:
-                action = self.policy.act(convert.observation_from_pb(observation))
+                action = self.policy.act(codec.observation_from_pb(observation))
                 action_pb = convert.action_to_pb(action)
                 step_request = env_pb2.StepRequest(state_token=token, action=action_pb)
                 try:

@@ -38,7 +38,8 @@ import grpc
 from baseline_agent.embedded import ServiceProcess, start_service
 from supportenv import expert
 from supportenv.actions import Action
-from supportenv.episode import new_episode, observe, step
+from supportenv.episode import observe, step
+from supportenv.replay import new_episode
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import VectorEnvClient

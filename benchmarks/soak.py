@@ -37,8 +37,9 @@ import grpc
 from baseline_agent.embedded import ServiceProcess, start_service
 from benchmarks.bench_throughput import rss_mb
 from supportenv import expert
-from supportenv.episode import advance, new_episode
+from supportenv.episode import advance
 from supportenv.graders import grade_state
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import CHANNEL_OPTIONS, AsyncEnvClient, with_retries_async

@@ -6,7 +6,7 @@ tokens this worker issued last). A Session stream keeps its one episode in the s
 handler's local variables, so it dies with the stream.
 
 Reset, Step, the batch calls and Session reply with protobuf bytes encoded straight from the
-episode state (supportenv.v1.wire), so the servicer must be served by supportenv.v1.serving.serve,
+episode state (supportenv.v1.codec), so the servicer must be served by supportenv.v1.serving.serve,
 whose interceptor sends a reply that is already bytes as it is."""
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import grpc
 from env_service.live import LiveStates
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv.actions import Action, validate
-from supportenv.episode import EpisodeState, advance, check_episode_key, new_episode, observe
+from supportenv.episode import EpisodeState, advance
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
+from supportenv.replay import check_episode_key, new_episode
 from supportenv.tasks import TASKS
-from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc, types_pb2, wire
+from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
 from supportenv.v1.serving import (
     LimitExceededError,
@@ -133,7 +134,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         return self._codec.decode(token) if state is None else state
 
     def _step_token(self, request: env_pb2.StepRequest) -> bytes:
-        """One step of a token's episode: its StepResponse, encoded (supportenv.v1.wire)."""
+        """One step of a token's episode: its StepResponse, encoded (supportenv.v1.codec)."""
         token = request.state_token
         state = self._open(token)
         try:
@@ -146,7 +147,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
             raise
         following = self._reset_token(request.next_episode) if autoreset and state.done else b""
-        return wire.step_response(scenario, state, reward, breakdown, self._issue(state, token), following)
+        return codec.step_response(scenario, state, reward, breakdown, self._issue(state, token), following)
 
     def _issue(self, state: EpisodeState, before: bytes = b"") -> bytes:
         """The token for a state no one will change any more, remembered for the next call
@@ -159,7 +160,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     def _reset_token(self, request: env_pb2.ResetRequest) -> bytes:
         """A new episode: its ResetResponse, encoded."""
         scenario, state = self._start(request)
-        return wire.reset_response(scenario, state, self._issue(state))
+        return codec.reset_response(scenario, state, self._issue(state))
 
     # ---- unary and batched ----
 
@@ -180,18 +181,18 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @rpc
     async def State(self, request, context):  # noqa: N802
         state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
-        obs = observe(generate(state.task_id, state.split, state.seed), state)
-        return env_pb2.StateResponse(state=convert.episode_state_to_pb(state, obs))
+        scenario = generate(state.task_id, state.split, state.seed)
+        return env_pb2.StateResponse(state=codec.episode_state(scenario, state))
 
     @rpc
     async def ResetBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        return wire.repeated(wire.BATCH_ITEM, self._each(request.requests, self._reset_token))
+        return codec.repeated(codec.BATCH_ITEM, self._each(request.requests, self._reset_token))
 
     @rpc
     async def StepBatch(self, request, context):  # noqa: N802
         _check_batch(len(request.requests))
-        return wire.repeated(wire.BATCH_ITEM, self._each(request.requests, self._step_token))
+        return codec.repeated(codec.BATCH_ITEM, self._each(request.requests, self._step_token))
 
     @staticmethod
     def _each(items, work: Callable[[Any], bytes]) -> list[bytes]:
@@ -219,7 +220,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                 if kind == "reset":
                     scenario, state = self._start(request.reset)
                     token = self._token(state) if request.want_token else b""
-                    response = wire.present(wire.SESSION_RESET, wire.reset_response(scenario, state, token))
+                    response = codec.present(codec.SESSION_RESET, codec.reset_response(scenario, state, token))
                 elif kind is None:
                     raise InvalidRequestError("a SessionRequest needs one of reset, step or state")
                 elif scenario is None or state is None:
@@ -231,13 +232,13 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                     stepped, following = (scenario, state), b""
                     if autoreset and state.done:
                         scenario, state = self._start(request.next_episode)
-                        following = wire.reset_response(
+                        following = codec.reset_response(
                             scenario, state, self._token(state) if request.want_token else b""
                         )
-                    reply = wire.step_response(*stepped, reward, breakdown, token, following)
-                    response = wire.present(wire.SESSION_STEP, reply)
+                    reply = codec.step_response(*stepped, reward, breakdown, token, following)
+                    response = codec.present(codec.SESSION_STEP, reply)
                 else:
-                    public = convert.episode_state_to_pb(state, observe(scenario, state))
+                    public = codec.episode_state(scenario, state)
                     response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))
             except Exception as exc:
                 code = status_for(exc)

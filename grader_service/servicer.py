@@ -4,7 +4,8 @@ library regenerates the ticket and replays the actions to score them."""
 from __future__ import annotations
 
 from supportenv.errors import InvalidRequestError
-from supportenv.graders import grade_state, replay
+from supportenv.graders import grade_state
+from supportenv.replay import replay
 from supportenv.v1 import convert, grader_pb2_grpc
 from supportenv.v1.limits import MAX_EPISODE_ID_CHARS
 from supportenv.v1.serving import rpc

@@ -42,57 +42,12 @@ class Action:
     department: str = ""
     error: str = ""  # invalid_action only: why the raw output did not parse
 
-    def __init__(
-        self,
-        kind: str,
-        category: str = "",
-        priority: str = "",
-        issue_type: str = "",
-        fields: tuple[str, ...] = (),
-        text: str = "",
-        article_id: str = "",
-        department: str = "",
-        error: str = "",
-    ) -> None:
-        # Written out (dataclass keeps an __init__ the class defines) to fill the frozen
-        # record directly: the generated one calls object.__setattr__ once per field,
-        # which made every decoded action cost microseconds.
-        self.__dict__.update(
-            kind=kind,
-            category=category,
-            priority=priority,
-            issue_type=issue_type,
-            fields=fields,
-            text=text,
-            article_id=article_id,
-            department=department,
-            error=error,
-        )
-
     def __eq__(self, other: object) -> bool:
-        # The generated __eq__ with the kind compared first: step compares each action
-        # with every earlier one, and most differ in kind. (dataclass still adds __hash__.)
+        # Every field, compared as the instance dicts (in C, without building two tuples):
+        # each step compares the action with every earlier one. (dataclass still adds __hash__.)
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self.kind == other.kind and (
-            self.category,
-            self.priority,
-            self.issue_type,
-            self.fields,
-            self.text,
-            self.article_id,
-            self.department,
-            self.error,
-        ) == (
-            other.category,
-            other.priority,
-            other.issue_type,
-            other.fields,
-            other.text,
-            other.article_id,
-            other.department,
-            other.error,
-        )
+        return self.__dict__ == other.__dict__
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -117,24 +72,6 @@ class Action:
             department=data.get("department", ""),
             error=data.get("error", ""),
         )
-
-    def to_row(self) -> list[Any]:
-        return [
-            self.kind,
-            self.category,
-            self.priority,
-            self.issue_type,
-            list(self.fields),
-            self.text,
-            self.article_id,
-            self.department,
-            self.error,
-        ]
-
-    @classmethod
-    def from_row(cls, row: list[Any]) -> Action:
-        kind, category, priority, issue_type, fields, text, article_id, department, error = row
-        return cls(kind, category, priority, issue_type, tuple(fields), text, article_id, department, error)
 
     def label(self) -> str:
         """Compact one-token description for logs, e.g. classify_issue(billing,high)."""
@@ -186,8 +123,7 @@ _OPTIONAL_ISSUE_TYPES = frozenset(("", *ISSUE_TYPE_IDS))
 
 
 def validate(action: Action) -> Action:
-    """Raise InvalidActionError with a clear message unless the action is well formed.
-    (Each message is built only when its check fails: this runs on every step.)"""
+    """Raise InvalidActionError with a clear message unless the action is well formed."""
     kind = action.kind
     if kind not in _KINDS:
         raise InvalidActionError(f"unknown action kind {kind!r}; expected one of {', '.join(ACTION_KINDS)}")

@@ -25,20 +25,15 @@ class Answer:
     unknown: tuple[str, ...]  # fact names the customer cannot give
 
 
-def pick(options: tuple[str, ...], *key: object) -> str:
-    """Choose a template deterministically from a stable hash of the key."""
-    return _pick("|".join(map(str, key)), options)
-
-
 # An empty 4-byte blake2b, copied per pick: copying it then hashing the key gives the same
 # digest as blake2b(key, digest_size=4) in about half the time of building one with options.
 _EMPTY_HASH = _blake2b(digest_size=4)
 
 
-def _pick(joined_key: str, options: tuple[str, ...]) -> str:
-    """pick() for a key already joined with "|" (the hot path builds it with an f-string)."""
+def _pick(key: str, options: tuple[str, ...]) -> str:
+    """Choose a template deterministically from a stable hash of `key` ("ticket|step|...")."""
     hasher = _EMPTY_HASH.copy()
-    hasher.update(joined_key.encode())
+    hasher.update(key.encode())
     return options[int.from_bytes(hasher.digest(), "big") % len(options)]
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from supportenv.actions import Action, parse
-from supportenv.episode import EpisodeState, Observation, new_episode, observe, step
+from supportenv.episode import EpisodeState, Observation, observe, step
 from supportenv.errors import EpisodeFinishedError
 from supportenv.graders import Grade, grade_state
+from supportenv.replay import new_episode
 from supportenv.world import Scenario
 
 

@@ -1,33 +1,31 @@
 """The episode: its state, the transition for all eight actions, and the observation.
 
-`step` is a pure function of (scenario, state, action) apart from updating `state`
-in place (callers that need the old state pass a copy). Everything the next step
-needs lives in EpisodeState, which round-trips through plain dicts so services
-can carry it in a signed token.
+`advance` (and `step`, which adds the observation) is a pure function of (scenario, state,
+action) apart from updating `state` in place (callers that need the old state pass a copy).
+Everything the next step needs lives in EpisodeState. Episodes are started and rebuilt from
+their keys in `supportenv.replay`; grading happens afterwards, on the finished trajectory
+(`supportenv.graders`), never inside a step.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-from supportenv import customer, expert
+from supportenv import customer
 from supportenv.actions import INVALID_KIND, Action
-from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPE_IDS, REQUESTABLE_FIELDS
-from supportenv.errors import EpisodeFinishedError, InvalidRequestError
+from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT
+from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
-from supportenv.rewards import REWARD_TABLE, reward
-from supportenv.tasks import TASKS_BY_ID, Task, get_task
+from supportenv.rewards import reward
+from supportenv.tasks import Task, get_task
 from supportenv.text import is_rude, judge
-from supportenv.world import SPLITS, Scenario, generate
+from supportenv.world import Scenario
 
 MAX_NEW_FACT_REWARDS = 2
-MAX_SEED = 2**63 - 1
 
 
-# Frozen dataclasses built on every step are filled in directly (see observe).
 @dataclass
 class EpisodeState:
     task_id: str
@@ -61,7 +59,6 @@ class EpisodeState:
     callback: bool = False
     cost: float = 0.0
     violations: list[str] = field(default_factory=list)
-    good_steps: int = 0
     terminated: bool = False
     truncated: bool = False
     customer_left: bool = False
@@ -77,7 +74,7 @@ class EpisodeState:
 
     @property
     def cumulative_reward(self) -> float:
-        return round(sum(self.rewards), 6)
+        return rounded(sum(self.rewards), 6)
 
     def to_dict(self) -> dict[str, Any]:
         # Fresh containers: the dict must never alias this state's lists.
@@ -92,27 +89,6 @@ class EpisodeState:
         data["actions"] = [Action.from_dict(a) for a in data["actions"]]
         data["history"] = [tuple(turn) for turn in data["history"]]
         return cls(**data)
-
-    def to_row(self) -> list[Any]:
-        """Compact positional form for state tokens (field order = _STATE_FIELDS): about
-        twice as fast to encode and decode as to_dict, which is for people and files."""
-        row = [getattr(self, name) for name in _STATE_FIELDS]
-        row[_ACTIONS_AT] = [a.to_row() for a in self.actions]
-        return row
-
-    @classmethod
-    def from_row(cls, row: list[Any]) -> EpisodeState:
-        if len(row) != len(_STATE_FIELDS):
-            raise ValueError(f"state row has {len(row)} fields, expected {len(_STATE_FIELDS)}")
-        row = list(row)
-        row[_ACTIONS_AT] = [Action.from_row(a) for a in row[_ACTIONS_AT]]
-        row[_HISTORY_AT] = [tuple(turn) for turn in row[_HISTORY_AT]]
-        return cls(*row)
-
-
-_STATE_FIELDS = tuple(f.name for f in fields(EpisodeState))
-_ACTIONS_AT = _STATE_FIELDS.index("actions")
-_HISTORY_AT = _STATE_FIELDS.index("history")
 
 
 @dataclass(frozen=True)
@@ -154,6 +130,18 @@ class StepResult:
     breakdown: tuple[tuple[str, float], ...]
 
 
+@lru_cache(maxsize=4096)
+def _round(value: float, digits: int) -> float:
+    return round(value, digits)
+
+
+def rounded(value: float, digits: int) -> float:
+    """round(value, digits), cached: a float's round() converts it to decimal and back, which
+    made it the costliest arithmetic of a step, and episodes see few distinct values. A zero is
+    its own rounding (as the cache would not tell -0.0 from 0.0)."""
+    return value if value == 0 else _round(value, digits)
+
+
 def sentiment_label(score: float) -> str:
     if score <= -0.5:
         return "angry"
@@ -169,47 +157,27 @@ def solved_all(scenario: Scenario, state: EpisodeState) -> bool:
     return all(i in state.solved_intents for i in scenario.expected.solvable)
 
 
-def check_episode_key(task_id: str, split: str, seed: int) -> None:
-    """Raise UnknownTaskError / InvalidRequestError unless new_episode would accept these."""
-    get_task(task_id)  # raises UnknownTaskError
-    if split not in SPLITS:
-        raise InvalidRequestError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise InvalidRequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+def missing_facts(scenario: Scenario, state: EpisodeState) -> list[str]:
+    """The facts this case needs that the customer has not given yet."""
+    return [f for f in scenario.expected.facts if f not in state.revealed]
 
 
-def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
-    check_episode_key(task_id, split, seed)
-    scenario = generate(task_id, split, seed)
-    state = EpisodeState(
-        task_id=task_id,
-        split=split,
-        seed=seed,
-        episode_id=episode_id or f"{task_id}:{split}:{seed}",
+def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:
+    """The issues the agent must answer itself that are still unanswered."""
+    return [i for i in scenario.expected.solvable if i not in state.solved_intents]
+
+
+def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
+    """The state before anyone acted: the customer's opening message, its mood and patience."""
+    return EpisodeState(
+        task_id=scenario.task_id,
+        split=scenario.split,
+        seed=scenario.seed,
+        episode_id=episode_id or f"{scenario.task_id}:{scenario.split}:{scenario.seed}",
         sentiment=scenario.initial_sentiment,
         patience=scenario.patience,
         history=[("customer", scenario.opening_message, 0)],
     )
-    if scenario.prefix_steps:
-        _play_prefix(scenario, state)
-    return scenario, state
-
-
-def _play_prefix(scenario: Scenario, state: EpisodeState) -> None:
-    """action_selection starts at a decision point: a previous agent already took the
-    expert's first steps. They show in the history but are not the agent's steps, and
-    at least two real decisions are always left to the agent."""
-    scratch = copy.deepcopy(state)
-    plan = []
-    while not scratch.done:
-        plan.append(expert.expert_action(scenario, scratch, state.task_id))
-        advance(scenario, scratch, plan[-1])
-    decisions = sum(1 for a in plan if a.kind != "mark_resolved")
-    for action in plan[: max(0, min(scenario.prefix_steps, decisions - 2))]:
-        advance(scenario, state, action)
-    state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
-    state.step, state.good_steps, state.cost = 0, 0, 0.0
-    state.rewards, state.actions, state.last_feedback = [], [], ""
 
 
 def last_customer_message(history: list[tuple[str, str, int]]) -> str:
@@ -220,33 +188,33 @@ def last_customer_message(history: list[tuple[str, str, int]]) -> str:
 
 
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
-    task = get_task(state.task_id)
-    facts = scenario.facts_by_name
+    """What the agent sees now: the scenario's briefing and the episode so far."""
+    brief, facts = scenario.briefing, scenario.facts_by_name
     # Without the frozen __init__, which was the largest cost of a step (supportenv.records).
     return frozen_record(
         Observation,
         {
-            "ticket_id": scenario.ticket_id,
-            "task_id": state.task_id,
+            "ticket_id": brief.ticket_id,
+            "task_id": brief.task_id,
             "customer_message": last_customer_message(state.history),
             "history": tuple(state.history),
             "sentiment_label": sentiment_label(state.sentiment),
-            "sentiment_score": round(state.sentiment, 3),
-            "customer_tier": scenario.tier,
-            "customer_tenure_days": scenario.tenure_days,
-            "customer_total_revenue": scenario.total_revenue,
+            "sentiment_score": rounded(state.sentiment, 3),
+            "customer_tier": brief.customer_tier,
+            "customer_tenure_days": brief.customer_tenure_days,
+            "customer_total_revenue": brief.customer_total_revenue,
             "category": state.category,
             "issue_type": state.issue_type,
             "priority": state.priority,
-            "kb_matches": scenario.kb_matches_titled,
+            "kb_matches": brief.kb_matches,
             "revealed_facts": tuple([(name, facts.get(name) or "") for name in state.revealed]),
-            "requestable_fields": REQUESTABLE_FIELDS,
-            "issue_types": ISSUE_TYPE_IDS,
-            "policy": scenario.policy_text,
-            "task_instructions": task.instructions,
+            "requestable_fields": brief.requestable_fields,
+            "issue_types": brief.issue_types,
+            "policy": brief.policy,
+            "task_instructions": brief.task_instructions,
             "step": state.step,
-            "max_steps": task.max_steps,
-            "steps_left": task.max_steps - state.step,
+            "max_steps": brief.max_steps,
+            "steps_left": brief.max_steps - state.step,
             "cost_so_far": state.cost,
             "escalated": state.escalated,
             "assigned_department": state.department,
@@ -256,32 +224,24 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
     )
 
 
-# round(reward(name) * 1, 6), the value of most reward parts, precomputed.
-_UNIT_REWARDS = {name: round(reward(name), 6) for name in REWARD_TABLE}
-
-
-@lru_cache(maxsize=512)
-def _scaled_reward(name: str, times: int) -> float:
-    """A part worth `times` units; few (name, times) pairs occur, so rounding is done once each."""
+@lru_cache(maxsize=512)  # few (name, times) pairs occur
+def _reward_part(name: str, times: int) -> float:
     return round(reward(name) * times, 6)
 
 
 class _Turn:
     """Accumulates one step's reward parts, mood changes and replies."""
 
-    __slots__ = ("notes", "parts", "patience", "sentiment", "values")
+    __slots__ = ("notes", "parts", "patience", "sentiment")
 
     def __init__(self) -> None:
         self.parts: list[tuple[str, float]] = []
-        self.values: list[float] = []  # the parts' values, kept apart for the step's total
         self.sentiment = 0.0
         self.patience = 0
         self.notes: list[str] = []
 
     def add(self, name: str, times: int = 1) -> None:
-        value = _UNIT_REWARDS[name] if times == 1 else _scaled_reward(name, times)
-        self.parts.append((name, value))
-        self.values.append(value)
+        self.parts.append((name, _reward_part(name, times)))
 
     def mood(self, sentiment: float, patience: int = 0) -> None:
         self.sentiment += sentiment
@@ -305,14 +265,11 @@ def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
 
 def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[float, tuple[tuple[str, float], ...]]:
     """`step` without building the observation: the step's reward and its parts. For
-    callers that need no observation (a replay) or build their own (the gRPC service)."""
-    if state.terminated or state.truncated:  # state.done, without the property call
+    callers that need no observation (a replay) or encode their own (the gRPC service)."""
+    if state.done:
         why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
         raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
-    # A dict lookup on the hot path; get_task only to raise its error for an unknown task_id.
-    task = TASKS_BY_ID.get(state.task_id) or get_task(state.task_id)
-    if expert.is_acceptable(scenario, state, task.task_id, action):
-        state.good_steps += 1
+    task = get_task(state.task_id)
     kind = action.kind
     earlier_same = state.actions.count(action)
     state.step += 1
@@ -326,10 +283,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         turn.mood(-0.5, -2)
         state.rude += 1
     state.cost += ACTION_COSTS.get(kind, 0.0)
-    sentiment = round(state.sentiment + turn.sentiment, 6)
-    # max(-1.0, min(1.0, sentiment)), spelled out: the builtins' calls cost more than the work.
-    sentiment = sentiment if sentiment < 1.0 else 1.0
-    state.sentiment = sentiment if sentiment > -1.0 else -1.0
+    state.sentiment = max(-1.0, min(1.0, rounded(state.sentiment + turn.sentiment, 6)))
     state.patience += turn.patience
     if state.patience <= 0 and not state.terminated:
         state.truncated = state.customer_left = True
@@ -339,9 +293,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         state.truncated = True
     if reply:
         state.history.append(("customer", reply, state.step))
-    values = turn.values
-    # Most steps have one part, and parts are already rounded: round(sum([v]), 6) == v + 0.
-    total = values[0] + 0 if len(values) == 1 else round(sum(values), 6)
+    total = rounded(sum([value for _, value in turn.parts]), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
     return total, tuple(turn.parts)
@@ -431,7 +383,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if judged.stuffed else ""))
         return customer.react(tone or "unhelpful", scenario, state.step)
     turn.add("respond_after_classify", len(newly))
-    if expert.missing_facts(scenario, state):
+    if missing_facts(scenario, state):
         turn.add("respond_missing_facts")
         turn.notes.append("answered before gathering the facts the case needs")
         _check_identity(scenario, state)

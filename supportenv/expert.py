@@ -1,28 +1,16 @@
 """The expert: what correct handling does next, given the hidden scenario.
 
-Used by the action-selection grader (was each step an expert-acceptable choice?),
-by the action-selection task's opening (a previous agent's first steps) and by the
-oracle agent (which proves full marks are reachable)."""
+Used by the action-selection grader (was each step an expert-acceptable choice?, judged
+on the grader's replay), by the action-selection task's opening (a previous agent's first
+steps) and by the oracle agent (which proves full marks are reachable)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
+from supportenv.episode import EpisodeState, missing_facts, unsolved
 from supportenv.text import verdict
 from supportenv.world import Scenario
-
-if TYPE_CHECKING:
-    from supportenv.episode import EpisodeState
-
-
-def missing_facts(scenario: Scenario, state: EpisodeState) -> list[str]:
-    return [f for f in scenario.expected.facts if f not in state.revealed]
-
-
-def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:
-    return [i for i in scenario.expected.solvable if i not in state.solved_intents]
 
 
 def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
@@ -76,7 +64,6 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
 
 def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action: Action) -> bool:
     """Would an expert accept this action here? Judged before the action is applied."""
-    # Runs every step: each piece is worked out only when the branch taken needs it.
     exp = scenario.expected
     kind = action.kind
     if not state.category:
@@ -85,18 +72,13 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         return task_id != "issue_classification" and _asks_missing(scenario, state, action)
     if task_id == "issue_classification":
         return kind == "mark_resolved"
-    revealed = state.revealed
-    for fact in exp.facts:
-        if fact not in revealed:
-            return _asks_missing(scenario, state, action)
+    if missing_facts(scenario, state):
+        return _asks_missing(scenario, state, action)
     if kind == "respond_with_solution":
-        # The cached verdict: the transition judges the same text right after this.
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
             return False
-        solved, solves = state.solved_intents, judged.solves
-        # Does it solve an intent still unsolved? (set(solves) & set(unsolved(...)), without the sets)
-        return any(i in solves and i not in solved for i in exp.solvable)
+        return bool(set(judged.solves) & set(unsolved(scenario, state)))
     if kind == "suggest_knowledge_base":
         wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
         return action.article_id in wanted and action.article_id not in state.articles
@@ -108,8 +90,7 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     if kind == "request_callback":
         return exp.escalate and exp.callback_allowed and not state.callback
     if kind == "mark_resolved":
-        # not unsolved(...), without building the list
-        return not routing_left and all(i in state.solved_intents for i in exp.solvable)
+        return not routing_left and not unsolved(scenario, state)
     return False
 
 
@@ -117,6 +98,4 @@ def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bo
     """The action asks only for facts the case needs and the customer has not given."""
     if action.kind != "ask_for_more_info" or not action.fields:
         return False
-    # set(action.fields) <= set(missing_facts(...)), tested field by field.
-    needed, revealed = scenario.expected.facts, state.revealed
-    return all(name in needed and name not in revealed for name in action.fields)
+    return set(action.fields) <= set(missing_facts(scenario, state))

@@ -9,10 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from supportenv import expert
-from supportenv.actions import Action, validate
+from supportenv.actions import Action
 from supportenv.catalog import PRIORITIES
-from supportenv.episode import EpisodeState, advance, handled, new_episode, solved_all
-from supportenv.errors import InvalidRequestError
+from supportenv.episode import EpisodeState, advance, handled, missing_facts, solved_all
+from supportenv.replay import new_episode, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
@@ -60,7 +60,7 @@ def milestones(scenario: Scenario, state: EpisodeState) -> list[bool]:
     core = routed and solved_all(scenario, state)
     reached = [state.first_category == exp.category, core, state.terminated and core]
     if exp.facts:
-        reached.append(not expert.missing_facts(scenario, state))
+        reached.append(not missing_facts(scenario, state))
     return reached
 
 
@@ -128,8 +128,20 @@ def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _O
 # ---- action_selection ----
 
 
+def expert_grade_steps(scenario: Scenario, state: EpisodeState) -> int:
+    """How many of the episode's actions an expert would have taken where they were taken,
+    judged on a replay of its actions from the start."""
+    _, replayed = new_episode(state.task_id, state.split, state.seed, state.episode_id)
+    good = 0
+    for action in state.actions:
+        good += expert.is_acceptable(scenario, replayed, state.task_id, action)
+        advance(scenario, replayed, action)
+    return good
+
+
 def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    return state.good_steps / max(state.step, opt.steps), f"{state.good_steps} expert-grade steps of {state.step}"
+    good = expert_grade_steps(scenario, state)
+    return good / max(state.step, opt.steps), f"{good} expert-grade steps of {state.step}"
 
 
 def c_policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -260,23 +272,6 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
         cumulative_reward=state.cumulative_reward,
         rewards=tuple(state.rewards),
     )
-
-
-def replay(
-    task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = ""
-) -> tuple[Scenario, EpisodeState]:
-    """Rebuild an episode from its actions; rejects trajectories a task cannot have."""
-    task = get_task(task_id)
-    if len(actions) > task.max_steps:
-        raise InvalidRequestError(
-            f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}"
-        )
-    scenario, state = new_episode(task_id, split, seed, episode_id)
-    for index, action in enumerate(actions):
-        if state.done:
-            raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")
-        advance(scenario, state, validate(action))
-    return scenario, state
 
 
 def grade_trajectory(task_id: str, split: str, seed: int, actions: Sequence[Action]) -> Grade:

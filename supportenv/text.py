@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import NamedTuple
+from functools import lru_cache, wraps
+from typing import NamedTuple, TypeVar
 
 from supportenv.catalog import ISSUE_TYPES
 from supportenv.records import frozen_record
@@ -48,10 +48,6 @@ class TextJudgement:
     stuffed: bool
     personalised: bool  # mentions one of the customer's own facts
 
-    @property
-    def relevant(self) -> bool:
-        return bool(self.solves)
-
 
 _RUDE_RE = re.compile("|".join(map(re.escape, RUDE_PHRASES)))
 _POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
@@ -59,6 +55,23 @@ _POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
 # (longest first, so a phrase never hides inside a shorter one's match).
 _PHRASE_OWNER = {p: issue.issue_id for issue in ISSUE_TYPES for p in issue.solution_phrases}
 _PHRASE_RE = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_OWNER, key=len, reverse=True)))
+
+
+R = TypeVar("R")
+# Longer texts are judged afresh each time, so that the caches' memory stays small.
+MAX_CACHED_TEXT_CHARS = 1000
+
+
+def _cached_for_short_texts(judging: Callable[..., R]) -> Callable[..., R]:
+    """`judging(text, ...)`, cached (agents send the same texts over and over) unless the text is long."""
+    cached = lru_cache(maxsize=4096)(judging)
+
+    @wraps(judging)
+    def judge_text(text: str, *args: object) -> R:
+        return judging(text, *args) if len(text) > MAX_CACHED_TEXT_CHARS else cached(text, *args)
+
+    judge_text.cache = cached  # type: ignore[attr-defined]
+    return judge_text
 
 
 class _Analysis(NamedTuple):
@@ -69,10 +82,9 @@ class _Analysis(NamedTuple):
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
-@lru_cache(maxsize=4096)
+@_cached_for_short_texts
 def _analyse(text: str) -> _Analysis:
-    """Everything about a text that does not depend on the ticket; cached since the
-    expert, the transition and the rudeness check all look at the same text."""
+    """Everything about a text that does not depend on the ticket."""
     lower = text.lower()
     counts = Counter(m.group() for m in _PHRASE_RE.finditer(lower))
     return _Analysis(
@@ -88,10 +100,6 @@ def is_rude(text: str) -> bool:
     return _analyse(text).rude
 
 
-def is_polite(text: str) -> bool:
-    return _analyse(text).polite
-
-
 class Verdict(NamedTuple):
     """The part of a judgement that does not depend on the customer's facts."""
 
@@ -103,20 +111,10 @@ class Verdict(NamedTuple):
     stuffed: bool
 
 
-# Longer answers are judged afresh each time, so that the cache's memory stays small.
-MAX_CACHED_VERDICT_CHARS = 1000
-
-
+@_cached_for_short_texts
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
-    Scenario.intent_keys). Cached: the expert's check and the transition judge the
-    same answer in the same step."""
-    if len(text) > MAX_CACHED_VERDICT_CHARS:
-        return _verdict(text, intents, article_id)
-    return _cached_verdict(text, intents, article_id)
-
-
-def _verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
+    Scenario.intent_keys)."""
     lower, rude, polite, named, owner_counts = _analyse(text)
     own = {issue_id for issue_id, _ in intents}
     wrong = len(named - own) if named else 0
@@ -126,9 +124,6 @@ def _verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
     solves = () if stuffed else tuple([i for i, a in intents if i in named or article_id == a])
     return Verdict(lower, rude, polite, solves, wrong, stuffed)
-
-
-_cached_verdict = lru_cache(maxsize=4096)(_verdict)
 
 
 def judge(

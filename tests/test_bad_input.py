@@ -24,11 +24,11 @@ from baseline_agent.embedded import start_service
 from env_service import tokens
 from supportenv import expert
 from supportenv.catalog import REQUESTABLE_FIELDS
-from supportenv.episode import new_episode
 from supportenv.episode import step as library_step
 from supportenv.graders import grade_trajectory
+from supportenv.replay import new_episode
 from supportenv.tasks import get_task
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, serving
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, serving
 from supportenv.v1 import limits as limits_module
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.grader_pb2_grpc import GraderServiceStub
@@ -674,7 +674,7 @@ class Bystander:
         action = expert.expert_action(self.scenario, self.state, TASK)
         expected = library_step(self.scenario, self.state, action)
         reply = self.env.Step(step_req(self.token, convert.action_to_pb(action)), timeout=TIMEOUT)
-        assert reply.observation == convert.observation_to_pb(expected.observation)
+        assert codec.observation_from_pb(reply.observation) == expected.observation
         assert (reply.reward, reply.terminated, reply.truncated) == (
             expected.reward,
             expected.terminated,

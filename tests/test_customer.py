@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from supportenv.actions import ask, assign, callback, classify, escalate, respond
 from supportenv.catalog import REQUESTABLE_FIELDS
-from supportenv.episode import new_episode, observe, step
+from supportenv.episode import observe, step
 from supportenv.expert import solution_message
+from supportenv.replay import new_episode
 from supportenv.world import generate
 
 HARD = "end_to_end_resolution"
@@ -21,23 +22,26 @@ def test_facts_stay_hidden_until_asked_for():
     first, second = scenario.expected.facts[:2]
     obs = step(scenario, state, classify(scenario.expected.category)).observation
     text = " ".join(t for _, t, _ in obs.history)
-    assert scenario.fact(first) not in text and obs.revealed_facts == ()
+    assert scenario.facts_by_name.get(first) not in text and obs.revealed_facts == ()
     obs = step(scenario, state, ask(first)).observation
-    assert dict(obs.revealed_facts) == {first: scenario.fact(first)}
-    assert scenario.fact(first) in obs.customer_message and scenario.fact(second) not in obs.customer_message
+    assert dict(obs.revealed_facts) == {first: scenario.facts_by_name.get(first)}
+    assert (
+        scenario.facts_by_name.get(first) in obs.customer_message
+        and scenario.facts_by_name.get(second) not in obs.customer_message
+    )
 
 
 def test_free_text_questions_are_understood():
     seed = seed_where(lambda s: "order_id" in s.expected.facts)
     scenario, state = new_episode(HARD, "train", seed)
     obs = step(scenario, state, ask(question="Could you tell me your order number?")).observation
-    assert ("order_id", scenario.fact("order_id")) in obs.revealed_facts
+    assert ("order_id", scenario.facts_by_name.get("order_id")) in obs.revealed_facts
 
 
 def test_unknown_facts_get_i_dont_know_and_cost_patience():
-    seed = seed_where(lambda s: any(s.fact(f) is None for f in REQUESTABLE_FIELDS))
+    seed = seed_where(lambda s: any(s.facts_by_name.get(f) is None for f in REQUESTABLE_FIELDS))
     scenario, state = new_episode(HARD, "train", seed)
-    unknown = next(f for f in REQUESTABLE_FIELDS if scenario.fact(f) is None)
+    unknown = next(f for f in REQUESTABLE_FIELDS if scenario.facts_by_name.get(f) is None)
     patience = state.patience
     result = step(scenario, state, ask(unknown))
     assert result.observation.revealed_facts == ()

@@ -21,8 +21,9 @@ from baseline_agent.embedded import ServiceProcess, start_service
 from baseline_agent.policies import make_policy
 from baseline_agent.runner import Runner
 from supportenv import expert
-from supportenv.episode import Observation, new_episode, step
+from supportenv.episode import Observation, step
 from supportenv.graders import grade_state
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import CHANNEL_OPTIONS, RETRIES, SessionClient, with_retries

@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv import expert
 from supportenv.actions import validate
-from supportenv.episode import EpisodeState, new_episode, step
+from supportenv.episode import EpisodeState, step
 from supportenv.errors import InvalidActionError
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, grader_pb2
 from supportenv.v1 import types_pb2 as pb
 
@@ -89,10 +90,10 @@ def played_states() -> list:
     states = []
     for task_id in ("issue_classification", "action_selection", TASK):
         scenario, state = new_episode(task_id, "train", 7)
-        states.append(copy.deepcopy(state.to_row()))  # a snapshot: the row shares the state's lists
+        states.append(copy.deepcopy(state.to_dict()))  # a snapshot
         while not state.done:
             step(scenario, state, expert.expert_action(scenario, state, task_id))
-            states.append(copy.deepcopy(state.to_row()))
+            states.append(copy.deepcopy(state.to_dict()))
     return states
 
 
@@ -102,7 +103,7 @@ ROWS = played_states()
 
 
 def valid_token(index: int) -> bytes:
-    return CODEC.encode(EpisodeState.from_row(ROWS[index % len(ROWS)]))
+    return CODEC.encode(EpisodeState.from_dict(ROWS[index % len(ROWS)]))
 
 
 def sample_actions() -> list[pb.Action]:
@@ -142,7 +143,7 @@ def test_token_decoder_refuses_random_bytes(data):
 @given(st.integers(0, len(ROWS) - 1), edits)
 def test_token_decoder_refuses_every_changed_token(index, ops):
     token = valid_token(index)
-    assert CODEC.decode(token).to_row() == ROWS[index]
+    assert CODEC.decode(token).to_dict() == ROWS[index]
     changed = mutate(token, ops)
     if changed != token:
         decode_refuses(changed)

@@ -6,8 +6,9 @@ import grpc
 import pytest
 
 from supportenv import expert
-from supportenv.episode import new_episode, step
+from supportenv.episode import step
 from supportenv.graders import grade_trajectory
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, grader_pb2
 from supportenv.v1 import types_pb2 as pb
 

@@ -25,9 +25,10 @@ import supportenv.gym as sg  # noqa: E402
 from baseline_agent.embedded import start_service  # noqa: E402
 from supportenv.actions import Action  # noqa: E402
 from supportenv.catalog import ISSUE_TYPE_IDS, REQUESTABLE_FIELDS  # noqa: E402
-from supportenv.episode import new_episode, observe, step  # noqa: E402
+from supportenv.episode import observe, step  # noqa: E402
 from supportenv.gym.features import FeatureEncoder, macro_action, macro_index  # noqa: E402
 from supportenv.gym.text_env import render_observation  # noqa: E402
+from supportenv.replay import new_episode  # noqa: E402
 from supportenv.tasks import TASKS  # noqa: E402
 from supportenv.world import generate  # noqa: E402
 

@@ -34,7 +34,8 @@ from env_service.tokens import (
 )
 from supportenv import expert
 from supportenv.actions import Action
-from supportenv.episode import advance, new_episode
+from supportenv.episode import advance
+from supportenv.replay import new_episode
 from supportenv.tasks import TASKS
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb

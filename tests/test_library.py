@@ -8,9 +8,10 @@ import pytest
 
 from supportenv import SupportEnv, expert
 from supportenv.actions import Action, ask, assign, classify, escalate, parse, resolve, respond
-from supportenv.episode import EpisodeState, new_episode, step
+from supportenv.episode import EpisodeState, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.graders import grade_state, grade_trajectory
+from supportenv.replay import new_episode
 from supportenv.rewards import REWARD_TABLE
 from supportenv.tasks import TASK_IDS, TASKS
 from supportenv.world import generate
@@ -131,7 +132,7 @@ def test_hidden_fact_revealed_only_when_asked_and_patience_runs_out():
     task = "end_to_end_resolution"
     seed = find_seed(task, lambda s: "order_id" in s.expected.facts)
     scenario, state = new_episode(task, "train", seed)
-    value = scenario.fact("order_id")
+    value = scenario.facts_by_name.get("order_id")
     assert value not in scenario.opening_message
     result = step(scenario, state, ask("order_id"))
     assert ("order_id", value) in result.observation.revealed_facts

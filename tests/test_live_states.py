@@ -19,7 +19,8 @@ from baseline_agent.embedded import start_service
 from env_service.live import LiveStates
 from env_service.tokens import HEADER_BYTES, TOKEN_VERSION, InvalidTokenError, TokenCodec, key_id
 from supportenv import expert
-from supportenv.episode import new_episode, step
+from supportenv.episode import step
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import WORLD_VERSION
@@ -169,23 +170,23 @@ def test_request_caches_keep_only_small_keys():
     a reset's unknown fields or episode id, or a long answer's text, are never kept."""
     from env_service import servicer
     from supportenv import text
-    from supportenv.v1 import wire
+    from supportenv.v1 import codec
 
     servicer._checked_split.cache_clear()
     base = env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=3).SerializeToString()
-    unknown = wire.varint(1000 << 3 | 2) + wire.varint(100_000) + b"u" * 100_000  # field 1000, unknown
-    episode_id = wire.tag(env_pb2.ResetRequest, "episode_id")
+    unknown = codec.varint(1000 << 3 | 2) + codec.varint(100_000) + b"u" * 100_000  # field 1000, unknown
+    episode_id = codec.tag(env_pb2.ResetRequest, "episode_id")
     for n in range(20):
-        request = env_pb2.ResetRequest.FromString(base + unknown + wire.string(episode_id, f"episode-{n}"))
+        request = env_pb2.ResetRequest.FromString(base + unknown + codec.string(episode_id, f"episode-{n}"))
         assert servicer.EnvServicer._check_reset(request) == "train"
     assert servicer._checked_split.cache_info().currsize == 1
-    text._cached_verdict.cache_clear()
+    text.verdict.cache.cache_clear()
     long_answer = "Please reset your password from the login page. " * 40
-    assert len(long_answer) > text.MAX_CACHED_VERDICT_CHARS
+    assert len(long_answer) > text.MAX_CACHED_TEXT_CHARS
     assert text.verdict(long_answer, (("password_reset", "KB-ACC-01"),), "") == text.verdict(
         long_answer, (("password_reset", "KB-ACC-01"),), ""
     )
-    assert text._cached_verdict.cache_info().currsize == 0
+    assert text.verdict.cache.cache_info().currsize == 0
 
 
 def test_tokens_are_small_deterministic_and_replay_exactly():

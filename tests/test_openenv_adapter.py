@@ -31,7 +31,7 @@ from openenv_adapter.health_probe import wait_healthy
 from openenv_adapter.models import SupportAction, SupportObservation
 from supportenv import actions, episode, expert
 from supportenv.catalog import ARTICLES
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 # openenv imports gradio when its server module loads: tens of seconds on a busy 2-core machine.
@@ -174,7 +174,7 @@ def test_episode_matches_grpc(adapter_url, grpc_env, task, split, seed):
     with client(adapter_url).sync() as env:
         result = env.reset(task_id=task, split=split, seed=seed, episode_id=episode_id)
         assert result.reward is None and result.done is False
-        assert result.observation.to_library() == convert.observation_from_pb(reset.observation)
+        assert result.observation.to_library() == codec.observation_from_pb(reset.observation)
         assert env.state().episode_id == episode_id == reset.episode_id
 
         for count, (action, local) in enumerate(plan, start=1):
@@ -187,7 +187,7 @@ def test_episode_matches_grpc(adapter_url, grpc_env, task, split, seed):
             assert result.reward == remote.reward == local.reward, where
             assert result.done == (remote.terminated or remote.truncated) == (local.terminated or local.truncated)
             assert result.observation.customer_message == remote.observation.customer_message, where
-            assert result.observation.to_library() == convert.observation_from_pb(remote.observation), where
+            assert result.observation.to_library() == codec.observation_from_pb(remote.observation), where
             assert result.observation.to_library() == local.observation, where
             assert result.observation.reward_breakdown == {c.name: c.value for c in remote.reward_breakdown}, where
             assert REWARD_RANGE[0] <= result.reward <= REWARD_RANGE[1], "openenv.yaml declares the served range"

@@ -5,7 +5,7 @@ Any sequence of actions of every kind, with valid and invalid parameters, on any
 split and seed: invalid actions are refused by parse/validate with InvalidActionError,
 valid ones are stepped, actions after the end raise EpisodeFinishedError, and nothing
 else is ever raised. Along the way rewards are finite and add up, observations are well
-formed and survive the wire, an episode state restored from its row or dict steps on
+formed and survive the wire, an episode state restored from its token or dict steps on
 identically, and grading the trajectory twice gives the same grade, in [0, 1]."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from env_service.tokens import TokenCodec
 from supportenv import expert
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, MAX_FIELDS, MAX_TEXT_CHARS, Action, parse, validate
 from supportenv.catalog import (
@@ -31,12 +32,14 @@ from supportenv.catalog import (
     SENTIMENT_LABELS,
     TIERS,
 )
-from supportenv.episode import MAX_SEED, EpisodeState, new_episode, observe, step
+from supportenv.episode import EpisodeState, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.graders import grade_state, grade_trajectory
+from supportenv.replay import MAX_SEED, new_episode
 from supportenv.tasks import TASK_IDS, get_task
-from supportenv.v1 import convert
-from supportenv.world import SPLITS
+from supportenv.v1 import codec, convert
+from supportenv.v1 import types_pb2 as pb
+from supportenv.world import SPLITS, Scenario
 
 BOUNDED = settings(
     max_examples=200,
@@ -137,7 +140,7 @@ def should_be_valid(a: Action) -> bool:
 # ---- invariants ----
 
 
-def check_observation(obs: Any, state: EpisodeState) -> None:
+def check_observation(obs: Any, scenario: Scenario, state: EpisodeState) -> None:
     task = get_task(state.task_id)
     assert obs.task_id == state.task_id and obs.customer_message
     assert obs.max_steps == task.max_steps and obs.step == state.step
@@ -153,12 +156,15 @@ def check_observation(obs: Any, state: EpisodeState) -> None:
     assert all(n <= obs.step for _, _, n in obs.history)
     assert all(0.0 <= score <= 1.0 for _, _, score in obs.kb_matches)
     # What the service sends is what the library saw.
-    assert convert.observation_from_pb(convert.observation_to_pb(obs)) == obs
+    assert codec.observation_from_pb(pb.Observation.FromString(codec.observation(scenario, state))) == obs
+
+
+TOKENS = TokenCodec(b"property-tests-" + b"k" * 17)
 
 
 def restored(state: EpisodeState) -> tuple[EpisodeState, EpisodeState]:
-    """The state back from its token row and from its dict, both through JSON."""
-    by_row = EpisodeState.from_row(json.loads(json.dumps(state.to_row(), ensure_ascii=False)))
+    """The state back from its state token (a replay of its actions) and from its dict through JSON."""
+    by_row = TOKENS.decode(TOKENS.encode(state))
     by_dict = EpisodeState.from_dict(json.loads(json.dumps(state.to_dict())))
     return by_row, by_dict
 
@@ -182,7 +188,7 @@ def check_grade(grade: Any, task_id: str) -> None:
 def test_any_action_sequence_keeps_every_invariant(episode):
     task_id, split, seed, plan = episode
     scenario, state = new_episode(task_id, split, seed)
-    check_observation(observe(scenario, state), state)
+    check_observation(observe(scenario, state), scenario, state)
     stepped: list[Action] = []
     cost = 0.0
     for planned in plan:
@@ -217,7 +223,7 @@ def test_any_action_sequence_keeps_every_invariant(episode):
         assert state.history[: len(history)] == history, "history only grows"
         assert result.observation.cost_so_far >= cost
         cost = result.observation.cost_so_far
-        check_observation(result.observation, state)
+        check_observation(result.observation, scenario, state)
         assert result.observation == observe(scenario, state)
 
     assert math.isfinite(state.cumulative_reward) and len(state.rewards) == len(stepped) == state.step
@@ -246,7 +252,7 @@ def test_any_task_split_and_seed_starts_an_episode_or_says_why(task_id, split, s
             new_episode(task_id, split, seed)
     else:
         scenario, state = new_episode(task_id, split, seed)
-        check_observation(observe(scenario, state), state)
+        check_observation(observe(scenario, state), scenario, state)
         assert new_episode(task_id, split, seed)[1] == state
 
 

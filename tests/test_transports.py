@@ -15,8 +15,9 @@ import pytest
 from baseline_agent.embedded import start_service
 from supportenv import expert
 from supportenv.actions import Action
-from supportenv.episode import new_episode, observe, step
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.episode import observe, step
+from supportenv.replay import new_episode
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import AsyncEnvClient, EnvClient, SessionClient, VectorEnvClient
 from supportenv.v1.limits import MAX_BATCH
@@ -242,7 +243,7 @@ def test_unary_autoreset_plays_episode_after_episode_in_one_call_each(address):
                 reply = stub.Step(request)
                 obs, reward, term, trunc = expected[n]
                 assert (
-                    convert.observation_from_pb(reply.observation),
+                    codec.observation_from_pb(reply.observation),
                     reply.reward,
                     reply.terminated,
                     reply.truncated,
@@ -275,7 +276,7 @@ def test_session_autoreset_goes_on_with_the_next_episode(address):
                 await call.write(env_pb2.SessionRequest(step=convert.action_to_pb(action)))
                 reply = (await call.read()).step
                 out.append(
-                    (convert.observation_from_pb(reply.observation), reply.reward, reply.terminated, reply.truncated)
+                    (codec.observation_from_pb(reply.observation), reply.reward, reply.terminated, reply.truncated)
                 )
             await call.done_writing()
             return last.next_episode, out
@@ -300,7 +301,7 @@ def test_a_bad_next_episode_is_refused_before_the_step(address):
             assert info.value.code() == code and info.value.details().startswith("next_episode: ")
         # Not applied: the token steps as if nothing had happened.
         reply = stub.Step(env_pb2.StepRequest(state_token=token, action=action))
-        assert convert.observation_from_pb(reply.observation) == library_run(3)[1][0]
+        assert codec.observation_from_pb(reply.observation) == library_run(3)[1][0]
 
 
 def test_spread_clients_reach_every_worker(address):

@@ -76,7 +76,7 @@ def test_refund_cap_policy_decides_escalation():
     for seed in range(3_000):
         s = generate(HARD, "test", seed)
         if s.issue.issue_id == "refund_request" and len(s.intents) == 1:
-            over = float(s.fact("amount")) > s.policy.refund_cap(s.tier)
+            over = float(s.facts_by_name.get("amount")) > s.policy.refund_cap(s.tier)
             assert s.expected.escalate == over
             assert s.expected.identity_required and "account_email" in s.expected.facts
 

@@ -10,7 +10,7 @@ import grpc
 
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import RandomPolicy, RulePolicy
-from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 
 
@@ -20,7 +20,7 @@ def transcript(env, grader, policy, task_id: str, seed: int) -> dict:
     token, obs = reply.state_token, reply.observation
     steps, actions, done = [reply.observation.SerializeToString(deterministic=True).hex()], [], False
     while not done:
-        action = convert.action_to_pb(policy.act(convert.observation_from_pb(obs)))
+        action = convert.action_to_pb(policy.act(codec.observation_from_pb(obs)))
         result = env.Step(env_pb2.StepRequest(state_token=token, action=action), timeout=5)
         token, obs, done = result.state_token, result.observation, result.terminated or result.truncated
         actions.append(action)

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from baseline_agent.policies import OraclePolicy, Policy, RandomPolicy, RulePolicy
-from supportenv.episode import new_episode, observe, step
+from supportenv.episode import observe, step
 from supportenv.graders import grade_state
 from supportenv.gym import SupportFeatureEnv
+from supportenv.replay import new_episode
 from supportenv.tasks import TASK_IDS, get_task
 from training.reinforce import play
 

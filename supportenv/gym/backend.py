@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from supportenv.actions import Action, invalid, validate
-from supportenv.episode import EpisodeState, Observation, new_episode, observe, step
+from supportenv.episode import EpisodeState, Observation, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
 from supportenv.graders import Grade, grade_state, grade_trajectory
+from supportenv.replay import new_episode
 from supportenv.tasks import get_task
 from supportenv.world import SPLITS, Scenario
 
@@ -88,10 +89,10 @@ class RemoteBackend:
         # Imported here, not at module level: the in-process path must never load grpc.
         import grpc
 
-        from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+        from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 
         self.address, self.timeout = address, timeout
-        self._convert, self._pb = convert, env_pb2
+        self._convert, self._codec, self._pb = convert, codec, env_pb2
         self._channel = grpc.insecure_channel(address)
         self._stub = env_pb2_grpc.EnvServiceStub(self._channel)
         self._token = b""
@@ -103,7 +104,7 @@ class RemoteBackend:
         request = self._pb.ResetRequest(task_id=task_id, split=self._convert.SPLIT_TO_PB[split], seed=seed)
         response = self._stub.Reset(request, timeout=self.timeout, wait_for_ready=True)
         self._token, self._key, self._actions, self._done = response.state_token, (task_id, split, seed), [], False
-        return self._convert.observation_from_pb(response.observation)
+        return self._codec.observation_from_pb(response.observation)
 
     def step(self, action: Action) -> Transition:
         if self._key is None:
@@ -116,7 +117,7 @@ class RemoteBackend:
         self._actions.append(action)
         self._done = response.terminated or response.truncated
         return Transition(
-            observation=self._convert.observation_from_pb(response.observation),
+            observation=self._codec.observation_from_pb(response.observation),
             reward=response.reward,
             terminated=response.terminated,
             truncated=response.truncated,

@@ -26,8 +26,9 @@ import grpc
 
 from supportenv.actions import Action, parse
 from supportenv.episode import Observation
-from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.world import Briefing
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 10.0
@@ -78,14 +79,14 @@ def reset_request(task_id: str, split: str, seed: int, episode_id: str = "") -> 
     return env_pb2.ResetRequest(task_id=task_id, split=convert.SPLIT_TO_PB[split], seed=seed, episode_id=episode_id)
 
 
-def step_result(reply: env_pb2.StepResponse, constants: convert.EpisodeConstants | None = None) -> StepResult:
-    """The gymnasium-style step tuple of a reply (`constants`: see convert.observation_from_pb)."""
+def step_result(reply: env_pb2.StepResponse, briefing: Briefing | None = None) -> StepResult:
+    """The gymnasium-style step tuple of a reply (`briefing`: see codec.observation_from_pb)."""
     info = {
         "reward_breakdown": {c.name: c.value for c in reply.reward_breakdown},
         "cumulative_reward": reply.cumulative_reward,
         "feedback": reply.observation.last_action_feedback,
     }
-    observation = convert.observation_from_pb(reply.observation, constants)
+    observation = codec.observation_from_pb(reply.observation, briefing)
     return observation, reply.reward, reply.terminated, reply.truncated, info
 
 
@@ -125,7 +126,7 @@ class EnvClient:
     ) -> tuple[Observation, dict[str, Any]]:
         reply = self._call(self.stub.Reset, reset_request(task_id, split, seed, episode_id))
         self.token = reply.state_token
-        return convert.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
+        return codec.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
 
     def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         reply = self._call(self.stub.Step, env_pb2.StepRequest(state_token=self.token, action=action_pb(action)))
@@ -180,7 +181,7 @@ class AsyncEnvClient:
         request = reset_request(task_id, split, seed, episode_id)
         reply = await with_retries_async(lambda: self.stub.Reset(request, timeout=self.timeout), self.retries)
         self.token = reply.state_token
-        return convert.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
+        return codec.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
 
     async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         request = env_pb2.StepRequest(state_token=self.token, action=action_pb(action))
@@ -232,8 +233,8 @@ class VectorEnvClient:
         self.tokens: list[bytes] = [b""] * num_envs
         self.seeds: list[int] = [0] * num_envs
         self._next_seeds: list[int | None] = [None] * num_envs
-        # Each env's episode constants, converted once per episode (convert.observation_from_pb).
-        self._constants: list[convert.EpisodeConstants | None] = [None] * num_envs
+        # Each env's briefing, converted once per episode (codec.observation_from_pb).
+        self._briefings: list[Briefing | None] = [None] * num_envs
 
     def close(self) -> None:
         self._pool.shutdown()
@@ -271,8 +272,8 @@ class VectorEnvClient:
         return out
 
     def _first_observation(self, i: int, msg: pb.Observation) -> Observation:
-        self._constants[i] = constants = convert.episode_constants_from_pb(msg)
-        return convert.observation_from_pb(msg, constants)
+        self._briefings[i] = briefing = codec.briefing_from_pb(msg)
+        return codec.observation_from_pb(msg, briefing)
 
     def reset(self) -> list[Observation]:
         observations = self._reset_many(range(self.num_envs))
@@ -297,7 +298,7 @@ class VectorEnvClient:
         for i in range(self.num_envs):
             item = replies[i]
             self.tokens[i] = item.state_token
-            obs, reward, term, trunc, info = step_result(item, self._constants[i])
+            obs, reward, term, trunc, info = step_result(item, self._briefings[i])
             info["seed"] = self.seeds[i]
             if item.HasField("next_episode"):
                 info["final_observation"] = obs
@@ -353,7 +354,7 @@ class SessionClient:
         self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
     ) -> tuple[Observation, dict[str, Any]]:
         reply = await self._ask(env_pb2.SessionRequest(reset=reset_request(task_id, split, seed, episode_id)))
-        return convert.observation_from_pb(reply.reset.observation), {"episode_id": reply.reset.episode_id}
+        return codec.observation_from_pb(reply.reset.observation), {"episode_id": reply.reset.episode_id}
 
     async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         reply = await self._ask(env_pb2.SessionRequest(step=action_pb(action)))

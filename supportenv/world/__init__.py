@@ -22,14 +22,17 @@ from supportenv.catalog import (
     ARTICLES_BY_ID,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
+    ISSUE_TYPE_IDS,
     ISSUE_TYPES,
     POLICY_VARIANTS,
     PRIORITIES,
+    REQUESTABLE_FIELDS,
     TRAIN_TEMPLATES,
     IssueType,
     PolicyVariant,
     policy_rules,
 )
+from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
 WORLD_VERSION = "world-2"
@@ -86,6 +89,25 @@ class Expected:
 
 
 @dataclass(frozen=True)
+class Briefing:
+    """What the agent is shown of a ticket that never changes during its episode: the
+    ticket, the customer's profile, the knowledge-base matches, the rules and the task.
+    Field names are the Observation's own."""
+
+    ticket_id: str
+    task_id: str
+    customer_tier: str
+    customer_tenure_days: int
+    customer_total_revenue: float
+    kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
+    requestable_fields: tuple[str, ...]
+    issue_types: tuple[str, ...]
+    policy: tuple[str, ...]
+    task_instructions: str
+    max_steps: int
+
+
+@dataclass(frozen=True)
 class Scenario:
     task_id: str
     split: str
@@ -111,9 +133,6 @@ class Scenario:
     def issue(self) -> IssueType:
         return self.intents[0]
 
-    def fact(self, name: str) -> str | None:
-        return self.facts_by_name.get(name)
-
     # Derived once per scenario for the per-step hot path. cached_property writes to the
     # instance dict, so these are neither dataclass fields nor part of eq, hash or repr.
     @cached_property
@@ -125,13 +144,25 @@ class Scenario:
 
     @cached_property
     def intent_keys(self) -> tuple[tuple[str, str], ...]:
-        """(issue_id, article_id) per intent: the cheap-to-hash form text.verdict caches by."""
+        """(issue_id, article_id) per intent: the form text.verdict judges by."""
         return tuple((i.issue_id, i.article_id) for i in self.intents)
 
     @cached_property
-    def kb_matches_titled(self) -> tuple[tuple[str, str, float], ...]:
-        """kb_matches as the observation shows them: (article_id, title, score)."""
-        return tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches)
+    def briefing(self) -> Briefing:
+        task = get_task(self.task_id)
+        return Briefing(
+            ticket_id=self.ticket_id,
+            task_id=self.task_id,
+            customer_tier=self.tier,
+            customer_tenure_days=self.tenure_days,
+            customer_total_revenue=self.total_revenue,
+            kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches),
+            requestable_fields=REQUESTABLE_FIELDS,
+            issue_types=ISSUE_TYPE_IDS,
+            policy=self.policy_text,
+            task_instructions=task.instructions,
+            max_steps=task.max_steps,
+        )
 
     def to_dict(self) -> dict[str, object]:
         """Everything about the scenario, hidden parts included (for inspection, not agents)."""

@@ -51,7 +51,8 @@ def describe(scenario: Scenario) -> str:
 
 def transcript(scenario: Scenario) -> str:
     from supportenv import expert
-    from supportenv.episode import new_episode, step
+    from supportenv.episode import step
+    from supportenv.replay import new_episode
 
     _, state = new_episode(scenario.task_id, scenario.split, scenario.seed)
     lines = ["", "  conversation (played by the expert, which knows the hidden scenario):"]

@@ -1,0 +1,74 @@
+"""Episodes from their keys: `new_episode` starts one, `replay` rebuilds one from its actions.
+
+(task, split, seed) fixes the ticket, and the transition is deterministic, so an episode's
+key and its action log *are* its state: the env service's tokens and the grader both
+rebuild episodes here. The action-selection task opens at a decision point, with the
+expert's first steps already taken, so starting an episode may play some of them.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from supportenv import expert
+from supportenv.actions import Action, validate
+from supportenv.episode import EpisodeState, advance, start_state
+from supportenv.errors import InvalidRequestError
+from supportenv.tasks import get_task
+from supportenv.world import SPLITS, Scenario, generate
+
+MAX_SEED = 2**63 - 1
+
+
+def check_episode_key(task_id: str, split: str, seed: int) -> None:
+    """Raise UnknownTaskError / InvalidRequestError unless new_episode would accept these."""
+    get_task(task_id)  # raises UnknownTaskError
+    if split not in SPLITS:
+        raise InvalidRequestError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    if not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise InvalidRequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+
+
+def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
+    """The ticket of (task_id, split, seed) and the state the agent takes it over in."""
+    check_episode_key(task_id, split, seed)
+    scenario = generate(task_id, split, seed)
+    state = start_state(scenario, episode_id)
+    if scenario.prefix_steps:
+        _play_opening(scenario, state)
+    return scenario, state
+
+
+def _play_opening(scenario: Scenario, state: EpisodeState) -> None:
+    """action_selection starts at a decision point: a previous agent already took the
+    expert's first steps. They show in the history but are not the agent's steps, and
+    at least two real decisions are always left to the agent."""
+    scratch = copy.deepcopy(state)
+    plan = []
+    while not scratch.done:
+        plan.append(expert.expert_action(scenario, scratch, state.task_id))
+        advance(scenario, scratch, plan[-1])
+    decisions = sum(1 for a in plan if a.kind != "mark_resolved")
+    for action in plan[: max(0, min(scenario.prefix_steps, decisions - 2))]:
+        advance(scenario, state, action)
+    state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
+    state.step, state.cost = 0, 0.0
+    state.rewards, state.actions, state.last_feedback = [], [], ""
+
+
+def replay(
+    task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = ""
+) -> tuple[Scenario, EpisodeState]:
+    """Rebuild an episode from its actions; rejects trajectories a task cannot have."""
+    task = get_task(task_id)
+    if len(actions) > task.max_steps:
+        raise InvalidRequestError(
+            f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}"
+        )
+    scenario, state = new_episode(task_id, split, seed, episode_id)
+    for index, action in enumerate(actions):
+        if state.done:
+            raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")
+        advance(scenario, state, validate(action))
+    return scenario, state

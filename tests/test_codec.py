@@ -1,0 +1,201 @@
+"""The observation codec (supportenv.v1.codec): its bytes are exactly the messages an
+independent, message-building reference encoder (below, test code only) makes of
+episode.observe(), every proto field is mapped, and decoding gives observe() back."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import fields
+
+import pytest
+
+from supportenv import expert
+from supportenv.actions import Action, validate
+from supportenv.episode import Observation, advance, observe
+from supportenv.replay import new_episode
+from supportenv.tasks import TASKS, get_task
+from supportenv.v1 import codec, convert, env_pb2
+from supportenv.v1 import types_pb2 as pb
+from supportenv.world import Briefing
+
+# Off-plan actions mixed into the expert's, so that every branch of a step shows up:
+# wrong classifications, pointless and repeated questions, rude and wrong answers,
+# wrong transfers, escalations, callbacks, unparseable output.
+DETOURS = (
+    Action("classify_issue", category="billing", priority="low", issue_type="double_charge"),
+    Action("classify_issue", category="technical"),
+    Action("ask_for_more_info", fields=("order_id",)),
+    Action("ask_for_more_info", fields=("account_email", "error_code")),
+    Action("ask_for_more_info", text="What is going on?"),
+    Action("respond_with_solution", text="Sorry about that, please try restarting the app."),
+    Action("respond_with_solution", text="This is a stupid question."),
+    Action("suggest_knowledge_base", article_id="KB-PAY-01"),
+    Action("assign_department", department="technical", text="over to you"),
+    Action("escalate_to_human", text="needs a human"),
+    Action("request_callback", text="call them"),
+    Action("invalid_action", text="{not json", error="unparseable output"),
+)
+
+
+def _episodes(per_split: int):
+    """(scenario, state) after every step of mixed expert/detour episodes of every task and split."""
+    for task in TASKS:
+        for split in ("train", "validation", "test"):
+            for seed in range(per_split):
+                rng = random.Random(f"{task.task_id}:{split}:{seed}")
+                scenario, state = new_episode(task.task_id, split, seed, episode_id="" if seed % 2 else f"e-{seed}")
+                yield scenario, state, None
+                while not state.done:
+                    if rng.random() < 0.6:
+                        action = expert.expert_action(scenario, state, task.task_id)
+                    else:
+                        action = validate(rng.choice(DETOURS))
+                    yield scenario, state, advance(scenario, state, action)
+
+
+def reference_observation(obs: Observation) -> pb.Observation:
+    """The wire observation built field by field from the library's Observation, as a
+    straightforward encoder would: the reference the codec's bytes are checked against."""
+    return pb.Observation(
+        ticket_id=obs.ticket_id,
+        task_id=obs.task_id,
+        customer_message=obs.customer_message,
+        history=[
+            pb.ConversationTurn(speaker=convert.SPEAKER_TO_PB[speaker], text=text, step=n)
+            for speaker, text, n in obs.history
+        ],
+        sentiment_label=convert.SENTIMENT_TO_PB[obs.sentiment_label],
+        sentiment_score=obs.sentiment_score,
+        customer_tier=convert.TIER_TO_PB[obs.customer_tier],
+        customer_tenure_days=obs.customer_tenure_days,
+        customer_total_revenue=obs.customer_total_revenue,
+        category=convert.CATEGORY_TO_PB.get(obs.category, 0),
+        issue_type=obs.issue_type,
+        priority=convert.PRIORITY_TO_PB.get(obs.priority, 0),
+        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in obs.kb_matches],
+        revealed_facts=[pb.Fact(name=name, value=value) for name, value in obs.revealed_facts],
+        requestable_fields=obs.requestable_fields,
+        issue_types=obs.issue_types,
+        policy=obs.policy,
+        task_instructions=obs.task_instructions,
+        step=obs.step,
+        max_steps=obs.max_steps,
+        steps_left=obs.steps_left,
+        cost_so_far=obs.cost_so_far,
+        escalated=obs.escalated,
+        assigned_department=convert.DEPARTMENT_TO_PB.get(obs.assigned_department, 0),
+        callback_scheduled=obs.callback_scheduled,
+        last_action_feedback=obs.last_action_feedback,
+    )
+
+
+def test_every_observation_field_is_mapped():
+    """The proto Observation and the library's are the same fields; the briefing is the
+    part fixed for the episode; and over many episodes every field is sent set."""
+    proto = set(pb.Observation.DESCRIPTOR.fields_by_name)
+    assert proto == {f.name for f in fields(Observation)}
+    assert {f.name for f in fields(Briefing)} <= proto
+    seen: set[str] = set()
+    for scenario, state, _ in _episodes(per_split=6):
+        seen.update(
+            field.name for field, _ in pb.Observation.FromString(codec.observation(scenario, state)).ListFields()
+        )
+    assert seen == proto, f"never set: {sorted(proto - seen)}"
+
+
+def _same(encoded: bytes, expected) -> None:
+    parsed = type(expected).FromString(encoded)
+    assert parsed == expected
+    assert parsed.SerializeToString(deterministic=True) == expected.SerializeToString(deterministic=True)
+
+
+def test_observation_matches_the_reference_over_many_episodes():
+    checked = 0
+    for scenario, state, _ in _episodes(per_split=25):
+        _same(codec.observation(scenario, state), reference_observation(observe(scenario, state)))
+        checked += 1
+    assert checked > 1000
+
+
+def test_decoding_the_encoding_gives_the_library_observation():
+    """decode(encode(state)) is observe(state): equal, hashing alike, its fields in declaration
+    order, over the same 1,000+ mixed states."""
+    names = [f.name for f in fields(Observation)]
+    checked = 0
+    for scenario, state, _ in _episodes(per_split=25):
+        back = codec.observation_from_pb(pb.Observation.FromString(codec.observation(scenario, state)))
+        expected = observe(scenario, state)
+        assert back == expected and hash(back) == hash(expected)
+        assert list(vars(back)) == names
+        checked += 1
+    assert checked > 1000
+
+
+def test_a_briefing_is_reused_only_for_its_own_episode():
+    """A client following an episode converts its briefing once (VectorEnvClient does)."""
+    briefing = None
+    for scenario, state, stepped in _episodes(per_split=4):
+        msg = pb.Observation.FromString(codec.observation(scenario, state))
+        if stepped is None:  # a new episode: the last one's briefing must not leak in
+            stale, briefing = briefing, codec.briefing_from_pb(msg)
+            assert briefing == scenario.briefing
+            if stale is not None:
+                assert codec.observation_from_pb(msg, stale) == observe(scenario, state)
+        assert codec.observation_from_pb(msg, briefing) == observe(scenario, state)
+
+
+def test_state_carries_the_same_observation():
+    for scenario, state, _ in _episodes(per_split=3):
+        public = codec.episode_state(scenario, state)
+        assert public.observation == reference_observation(observe(scenario, state))
+        assert [convert.action_from_pb(a) for a in public.actions] == state.actions
+        assert list(public.rewards) == state.rewards and public.max_steps == get_task(state.task_id).max_steps
+
+
+def test_step_and_reset_responses_match_messages():
+    for scenario, state, stepped in _episodes(per_split=6):
+        token = f"token-{state.step}".encode()
+        expected_reset = env_pb2.ResetResponse(
+            observation=reference_observation(observe(scenario, state)),
+            state_token=token,
+            episode_id=state.episode_id,
+            task=convert.task_to_pb(get_task(state.task_id)),
+        )
+        _same(codec.reset_response(scenario, state, token), expected_reset)
+        if stepped is None:
+            continue
+        reward, breakdown = stepped
+        expected = env_pb2.StepResponse(
+            observation=reference_observation(observe(scenario, state)),
+            reward=reward,
+            terminated=state.terminated,
+            truncated=state.truncated,
+            reward_breakdown=[pb.RewardComponent(name=n, value=v) for n, v in breakdown],
+            state_token=token,
+            cumulative_reward=state.cumulative_reward,
+        )
+        _same(codec.step_response(scenario, state, reward, breakdown, token), expected)
+        # With the next episode's reset in the same reply, and in a batch and a stream.
+        following = codec.reset_response(scenario, state, b"next")
+        expected.next_episode.CopyFrom(env_pb2.ResetResponse.FromString(following))
+        encoded = codec.step_response(scenario, state, reward, breakdown, token, following)
+        _same(encoded, expected)
+        _same(codec.repeated(codec.BATCH_ITEM, [encoded, encoded]), env_pb2.StepBatchResponse(responses=[expected] * 2))
+        _same(codec.present(codec.SESSION_STEP, encoded), env_pb2.SessionResponse(step=expected))
+
+
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**31 - 1, 2**63 - 1, -1, -(2**31)])
+def test_varint_matches_protobuf(value):
+    expected = pb.Observation(step=value) if -(2**31) <= value < 2**31 else None
+    if expected is not None:
+        _same(codec.number(codec.tag(pb.Observation, "step"), value), expected)
+    msg = env_pb2.ResetRequest(seed=value) if value >= 0 else None
+    if msg is not None:
+        _same(codec.number(codec.tag(env_pb2.ResetRequest, "seed"), value), msg)
+
+
+def test_doubles_keep_negative_zero_and_skip_zero():
+    key = codec.tag(pb.Observation, "sentiment_score")
+    _same(codec.double(key, -0.0), pb.Observation(sentiment_score=-0.0))
+    assert codec.double(key, 0.0) == b""
+    _same(codec.double(key, -0.375), pb.Observation(sentiment_score=-0.375))
