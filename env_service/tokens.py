@@ -55,8 +55,9 @@ LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs c
 log = logging.getLogger(__name__)
 
 
-class InvalidTokenError(ValueError):
-    """The token is not one this service (or a replica sharing its key) issued."""
+class InvalidTokenError(InvalidRequestError):
+    """The token is not one this service (or a replica sharing its key) issued: a bad
+    request parameter, so INVALID_ARGUMENT like any InvalidRequestError."""
 
 
 class TokenKeyError(ValueError):

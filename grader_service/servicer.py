@@ -7,7 +7,7 @@ from supportenv.errors import InvalidRequestError
 from supportenv.graders import grade_state, replay
 from supportenv.v1 import convert, grader_pb2_grpc
 from supportenv.v1.limits import MAX_EPISODE_ID_CHARS
-from supportenv.v1.serving import rpc
+from supportenv.v1.status import rpc
 
 
 class GraderServicer(grader_pb2_grpc.GraderServiceServicer):

@@ -5,8 +5,8 @@ knowledge-base matches, policy, instructions), the transcript's turns and the re
 parts. Building a message from them meant parsing those parts back into message objects
 only to serialize them again for the wire. Here the reply is written as bytes: cached
 encoded parts, joined with the few scalars that change each step. The handlers return
-these bytes and the server sends them as they are (serving.MalformedRequestInterceptor
-lets a handler return its reply already serialized).
+these bytes and the server sends them as they are (env_service.servicer.EnvServicer says
+how).
 
 Every tag comes from the generated descriptors, so a field cannot be misnumbered, and
 tests/test_wire.py checks that the bytes parse to exactly the messages convert builds
