@@ -29,7 +29,7 @@ os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)  # the client too, as in b
 
 import grpc
 
-from supportenv.v1.serving import run_event_loop
+from supportenv.v1.event_loop import run_event_loop
 
 PAYLOAD = b"x" * 1500
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]

@@ -24,7 +24,7 @@ from benchmarks.bench_throughput import POOL, PlannedSlots, plan, reset_pb
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
 from supportenv.v1 import convert, env_pb2
-from supportenv.v1.serving import run_event_loop
+from supportenv.v1.event_loop import run_event_loop
 
 BATCH = 64
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from supportenv.v1 import CLASSIC_IO
 
 # The clients run with the settings the services use (and the README recommends): gRPC's
-# classic I/O, set before grpc is imported, and asyncio on uvloop (serving.run_event_loop).
+# classic I/O, set before grpc is imported, and asyncio on uvloop (event_loop.run_event_loop).
 os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
 
 import grpc
@@ -43,7 +43,7 @@ from supportenv.replay import new_episode
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import VectorEnvClient
-from supportenv.v1.serving import run_event_loop
+from supportenv.v1.event_loop import run_event_loop
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode

@@ -13,7 +13,7 @@ from openenv_adapter.app import MAX_SESSIONS_ENV
 from openenv_adapter.client import SupportEnvClient
 from openenv_adapter.models import SupportAction
 from supportenv.actions import Action
-from supportenv.v1.serving import run_event_loop
+from supportenv.v1.event_loop import run_event_loop
 
 TASK = "end_to_end_resolution"
 START_TIMEOUT_S = 180.0  # openenv imports gradio at start-up

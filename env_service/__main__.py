@@ -18,7 +18,8 @@ import sys
 from env_service.live import cache_size_from_env
 from env_service.tokens import TokenCodec, load_key
 from env_service.worker import NAME, register, worker
-from supportenv.v1.serving import run, run_workers, serve, server_args
+from supportenv.v1.server import run, serve, server_args
+from supportenv.v1.workers import run_workers
 
 DEFAULT_PORT = 50051
 

@@ -3,11 +3,7 @@
 Unary and batched calls need no episode kept between calls: everything comes in, and
 goes back out, inside the signed state token (LiveStates only spares the replay of the
 tokens this worker issued last). A Session stream keeps its one episode in the stream
-handler's local variables, so it dies with the stream.
-
-Reset, Step, the batch calls and Session reply with protobuf bytes encoded straight from the
-episode state (supportenv.v1.codec), so the servicer must be served by supportenv.v1.serving.serve,
-whose interceptor sends a reply that is already bytes as it is."""
+handler's local variables, so it dies with the stream."""
 
 from __future__ import annotations
 
@@ -20,28 +16,17 @@ from typing import Any
 import grpc
 
 from env_service.live import LiveStates
-from env_service.tokens import InvalidTokenError, TokenCodec
+from env_service.tokens import TokenCodec
 from supportenv.actions import Action, validate
 from supportenv.episode import EpisodeState, advance
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.replay import check_episode_key, new_episode
 from supportenv.tasks import TASKS
 from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, types_pb2
-from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES
-from supportenv.v1.serving import (
-    LimitExceededError,
-    NoEpisodeError,
-    details,
-    own_request_checks,
-    refuse_unparsable,
-    register_status,
-    rpc,
-    status_for,
-)
+from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES, LimitExceededError
+from supportenv.v1.malformed import own_request_checks, refuse_unparsable
+from supportenv.v1.status import NoEpisodeError, abort_for_error, rpc, status_for
 from supportenv.world import Scenario, generate
-
-register_status(InvalidTokenError, grpc.StatusCode.INVALID_ARGUMENT)
-
 
 # Requests repeat: an agent sends the same few actions, and a vector env the same next
 # episodes, over and over. Each distinct one is checked and converted once. Both caches are
@@ -76,6 +61,14 @@ def _item(index: int, exc: Exception) -> Exception:
 
 
 class EnvServicer(env_pb2_grpc.EnvServiceServicer):
+    """The EnvService handlers. Unlike the generated base class, Reset, Step, ResetBatch,
+    StepBatch and Session's reset and step replies return their response already encoded, as
+    bytes: they are written straight from the episode state (supportenv.v1.codec), rather than
+    built as messages only to be serialized again on every step. So this class works only
+    under supportenv.v1.server.serve, whose interceptor (malformed.MalformedRequestInterceptor)
+    sends bytes as they are; called in process, e.g. `await servicer.Step(request, None)`, such
+    a handler returns the bytes, which parse with the response message's FromString."""
+
     def __init__(self, codec: TokenCodec, live: LiveStates | None = None) -> None:
         self._codec = codec
         self._live = LiveStates() if live is None else live
@@ -241,8 +234,5 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
                     public = codec.episode_state(scenario, state)
                     response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))
             except Exception as exc:
-                code = status_for(exc)
-                if code is None:
-                    raise
-                await context.abort(code, details(exc))
+                await abort_for_error(exc, context)
             yield response

@@ -77,8 +77,9 @@ def action_from_row(row: list[Any]) -> Action:
     return frozen_record(Action, fields)
 
 
-class InvalidTokenError(ValueError):
-    """The token is not one this service (or a replica sharing its key) issued."""
+class InvalidTokenError(InvalidRequestError):
+    """The token is not one this service (or a replica sharing its key) issued: a bad
+    request parameter, so INVALID_ARGUMENT like any InvalidRequestError."""
 
 
 class TokenKeyError(ValueError):

@@ -14,7 +14,8 @@ from env_service.live import LiveStates
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
 from supportenv.v1 import env_pb2, env_pb2_grpc
-from supportenv.v1.serving import run_event_loop, serve
+from supportenv.v1.event_loop import run_event_loop
+from supportenv.v1.server import serve
 
 NAME = "env_service"
 

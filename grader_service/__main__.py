@@ -8,7 +8,7 @@ import grpc
 
 from grader_service.servicer import GraderServicer
 from supportenv.v1 import grader_pb2, grader_pb2_grpc
-from supportenv.v1.serving import run, serve, server_args
+from supportenv.v1.server import run, serve, server_args
 
 DEFAULT_PORT = 50052
 

@@ -8,7 +8,7 @@ from supportenv.graders import grade_state
 from supportenv.replay import replay
 from supportenv.v1 import convert, grader_pb2_grpc
 from supportenv.v1.limits import MAX_EPISODE_ID_CHARS
-from supportenv.v1.serving import rpc
+from supportenv.v1.status import rpc
 
 
 class GraderServicer(grader_pb2_grpc.GraderServiceServicer):

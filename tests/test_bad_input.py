@@ -28,7 +28,7 @@ from supportenv.episode import step as library_step
 from supportenv.graders import grade_trajectory
 from supportenv.replay import new_episode
 from supportenv.tasks import get_task
-from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, serving
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, server, status
 from supportenv.v1 import limits as limits_module
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.grader_pb2_grpc import GraderServiceStub
@@ -705,7 +705,7 @@ def assert_clear(exc: grpc.RpcError, case: Case) -> None:
     assert exc.code() == case.code, f"expected {case.code}, got {exc.code()}: {message}"
     assert message.strip(), "every error carries a message"
     assert not message.startswith(("Unexpected", "Exception")), message  # gRPC's text for a crashed handler
-    assert len(message.encode()) < 2 * serving.MAX_DETAILS_BYTES, "messages are clipped"
+    assert len(message.encode()) < 2 * status.MAX_DETAILS_BYTES, "messages are clipped"
     assert case.hint in message, f"{case.hint!r} not in {message!r}"
 
 
@@ -758,7 +758,7 @@ def test_every_documented_limit_is_enforced():
         assert name in over, f"no case goes over {name}"
         assert name in at, f"no case sits right at {name}"
     # The one limit that is not about requests: SIGTERM's grace period is what serve() stops with.
-    assert "server.stop(SHUTDOWN_GRACE_S)" in inspect.getsource(serving.serve)
+    assert "server.stop(SHUTDOWN_GRACE_S)" in inspect.getsource(server.serve)
 
 
 def test_after_the_matrix_the_services_serve_and_other_clients_finish(services, channels, bystander):

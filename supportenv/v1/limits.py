@@ -15,3 +15,7 @@ MAX_EPISODE_ID_CHARS = 128
 MAX_ACTION_TEXT_CHARS = MAX_TEXT_CHARS
 # Seconds in-flight calls get to finish after SIGTERM.
 SHUTDOWN_GRACE_S = 5.0
+
+
+class LimitExceededError(ValueError):
+    """A request is larger than a documented limit (RESOURCE_EXHAUSTED)."""
