@@ -65,3 +65,76 @@ def test_services_do_not_import_agents():
     for package in ("env_service", "grader_service"):
         for path in (ROOT / package).glob("*.py"):
             assert not any(m.startswith("baseline_agent") for m in _imports(path)), path
+
+
+def _modules_named(path: Path) -> set[str]:
+    """Every module `path` imports, with `from a import b` counted as a.b too."""
+    found = _imports(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _python_sources() -> list[Path]:
+    """The project's own code, tests and generated code aside."""
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True)
+    paths = [ROOT / line for line in tracked.stdout.split()]
+    return [p for p in paths if not p.name.endswith(("_pb2.py", "_pb2_grpc.py")) and "tests" not in p.parts]
+
+
+def test_the_transition_does_not_grade():
+    """A step never consults the expert or the graders; grading replays finished trajectories."""
+    imported = _modules_named(ROOT / "supportenv" / "episode.py")
+    for module in ("supportenv.expert", "supportenv.graders", "supportenv.replay"):
+        assert module not in imported, f"supportenv/episode.py imports {module}"
+    assert "supportenv.graders" not in _modules_named(ROOT / "env_service" / "tokens.py")
+
+
+def _calls_named(path: Path, names: set[str]) -> list[str]:
+    """Calls in `path` of anything spelled `names` (a bare name or an attribute)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in names:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def _wire_observations_built(path: Path) -> list[str]:
+    """Where `path` builds a types_pb2.Observation (however the module is imported)."""
+    tree = ast.parse(path.read_text())
+    aliases = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "supportenv.v1"
+        for a in n.names
+        if a.name == "types_pb2"
+    }
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "Observation"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in aliases
+    ]
+
+
+def test_one_encoder_of_the_observation():
+    """Only the codec builds a wire Observation."""
+    codec = ROOT / "supportenv" / "v1" / "codec.py"
+    outside = [c for path in _python_sources() if path != codec for c in _wire_observations_built(path)]
+    assert outside == [], f"wire Observations built outside supportenv/v1/codec.py: {outside}"
+    assert _wire_observations_built(codec), "the codec builds them"
+
+
+def test_only_the_client_builds_stubs():
+    """One retry, deadline and channel policy: every service stub comes from supportenv.v1.client."""
+    client = ROOT / "supportenv" / "v1" / "client.py"
+    stubs = {"EnvServiceStub", "GraderServiceStub"}
+    outside = [c for path in _python_sources() if path != client for c in _calls_named(path, stubs)]
+    assert outside == [], f"stubs built outside supportenv/v1/client.py: {outside}"
