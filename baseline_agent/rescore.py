@@ -34,12 +34,11 @@ import grpc
 
 from baseline_agent.embedded import start_service
 from baseline_agent.progress import Progress, wants_bar
-from baseline_agent.runner import RPC_TIMEOUT_S
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES
-from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import convert, grader_pb2
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import with_retries
+from supportenv.v1.client import GraderClient
 from supportenv.world import SPLITS
 
 # The same tolerance for score and rewards: every value is a double end to end, and JSON keeps
@@ -203,18 +202,14 @@ def rescore(
     """Grade each trajectory; returns the (trajectory, re-score) rows, one report per line whose
     re-score differs or that the grader refused to replay, and one per failed episode skipped."""
     rows, mismatches, skipped = [], [], []
-    with grpc.insecure_channel(grader_addr) as channel:
-        stub = grader_pb2_grpc.GraderServiceStub(channel)
+    with GraderClient(grader_addr) as grader:
         for saved in trajectories:
             if saved.error:
                 skipped.append(f"line {saved.line} ({saved.describe()}): {saved.error}")
                 progress.advance()
                 continue
-            split = convert.SPLIT_TO_PB[saved.split]
-            trajectory = pb.Trajectory(task_id=saved.task_id, split=split, seed=saved.seed, actions=saved.actions)
-            request = grader_pb2.GradeRequest(trajectory=trajectory)
             try:
-                grade = with_retries(lambda req=request: stub.Grade(req, timeout=RPC_TIMEOUT_S))
+                grade = grader.grade(saved.task_id, saved.split, saved.seed, saved.actions)
             except grpc.RpcError as exc:
                 if exc.code() not in _GRADER_REJECTS:
                     raise

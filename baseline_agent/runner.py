@@ -20,12 +20,11 @@ from typing import IO
 import grpc
 
 from baseline_agent.policies import Policy
-from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import codec, convert
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import CHANNEL_OPTIONS, with_retries
+from supportenv.v1.client import EnvClient, GraderClient
 
 ENV_NAME = "supportenv"
-RPC_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -76,43 +75,39 @@ class Runner:
         out: IO[str] | None = None,
         quiet: bool = False,
     ) -> None:
-        self._env_channel = grpc.insecure_channel(env_addr, options=CHANNEL_OPTIONS)
-        self._grader_channel = grpc.insecure_channel(grader_addr, options=CHANNEL_OPTIONS)
-        self.env = env_pb2_grpc.EnvServiceStub(self._env_channel)
-        self.grader = grader_pb2_grpc.GraderServiceStub(self._grader_channel)
+        if split not in convert.SPLIT_TO_PB:  # fail here, not in every episode
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(convert.SPLIT_TO_PB)}")
+        self.env = EnvClient(env_addr)
+        self.grader = GraderClient(grader_addr)
         self.policy = policy
         self.split = split
-        self.split_pb = convert.SPLIT_TO_PB[split]
         self.out = out or sys.stdout
         self.quiet = quiet
 
     def close(self) -> None:
-        self._env_channel.close()
-        self._grader_channel.close()
+        self.env.close()
+        self.grader.close()
 
     def _log(self, line: str) -> None:
         if not self.quiet:
             print(line, file=self.out, flush=True)
 
     def tasks(self) -> list[pb.TaskInfo]:
-        return list(with_retries(lambda: self.env.ListTasks(env_pb2.ListTasksRequest(), timeout=RPC_TIMEOUT_S)).tasks)
+        return self.env.list_tasks()
 
     def play(self, task_id: str, seed: int, trial: int = 0) -> EpisodeRecord:
         record = EpisodeRecord(task_id, seed, trial)
         actions: list[pb.Action] = []
         self._log(f"[START] task={task_id} env={ENV_NAME} model={self.policy.name}")
         try:
-            request = env_pb2.ResetRequest(task_id=task_id, split=self.split_pb, seed=seed)
-            reply = with_retries(lambda: self.env.Reset(request, timeout=RPC_TIMEOUT_S))
-            token, observation = reply.state_token, reply.observation
+            observation = self.env.reset_reply(task_id, self.split, seed).observation
             self.policy.begin(task_id, self.split, seed, trial)
             done = False
             while not done:
                 action = self.policy.act(codec.observation_from_pb(observation))
                 action_pb = convert.action_to_pb(action)
-                step_request = env_pb2.StepRequest(state_token=token, action=action_pb)
                 try:
-                    result = with_retries(lambda req=step_request: self.env.Step(req, timeout=RPC_TIMEOUT_S))
+                    result = self.env.step_reply(action_pb)
                 except grpc.RpcError as exc:
                     record.error = f"{exc.code().name}: {exc.details()}"
                     self._log(
@@ -122,7 +117,7 @@ class Runner:
                     break
                 actions.append(action_pb)
                 record.actions.append(action.to_dict())
-                token, observation = result.state_token, result.observation
+                observation = result.observation
                 done = result.terminated or result.truncated
                 record.steps += 1
                 record.rewards.append(result.reward)
@@ -131,10 +126,7 @@ class Runner:
                     f"[STEP] step={record.steps} action={action.label()} reward={result.reward:.2f} "
                     f"done={_fmt_bool(done)} error={_one_line(action.error) if action.error else 'null'}"
                 )
-            trajectory = pb.Trajectory(task_id=task_id, split=self.split_pb, seed=seed, actions=actions)
-            grade = with_retries(
-                lambda: self.grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=RPC_TIMEOUT_S)
-            )
+            grade = self.grader.grade(task_id, self.split, seed, actions)
             record.score, record.passed = grade.score, grade.passed
             record.components = {c.name: c.score for c in grade.components}
         except grpc.RpcError as exc:

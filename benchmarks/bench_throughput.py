@@ -33,16 +33,14 @@ from supportenv.v1 import CLASSIC_IO
 # classic I/O, set before grpc is imported, and asyncio on uvloop (event_loop.run_event_loop).
 os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
 
-import grpc
-
 from baseline_agent.embedded import ServiceProcess, start_service
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import observe, step
 from supportenv.replay import new_episode
-from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import WORKER_METADATA, convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import VectorEnvClient
+from supportenv.v1.client import AsyncEnvClient, EnvClient, VectorEnvClient
 from supportenv.v1.event_loop import run_event_loop
 
 TASK = "end_to_end_resolution"
@@ -50,8 +48,10 @@ POOL = 256  # seeds cycled through; every one is a full episode
 CONCURRENCY = 64
 # Each client its own connection (gRPC would otherwise share one between the channels of a
 # process), so that the server's workers (SO_REUSEPORT, per connection) all take a share.
+# The figures time the SDK clients' bare `stub`s (no deadline, no retries) on channels with
+# these options.
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
-# One connection per worker, spread over the workers (spread_channels). More connections add
+# One connection per worker, spread over the workers (spread_async_clients). More connections add
 # calls, which on 2 cores shared with the client cost more than they gain.
 BATCH_CONNECTIONS = 2
 # Enough episodes to fill every bounded cache of a worker (the largest hold 4,096 entries).
@@ -109,8 +109,8 @@ def next_token(reply: env_pb2.StepResponse) -> bytes:
 
 def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float, float]:
     latencies: list[float] = []
-    with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:
-        stub = env_pb2_grpc.EnvServiceStub(channel)
+    with EnvClient(address, options=OWN_CONNECTION) as client:
+        stub = client.stub
         order = iter(range(10**12))
         current = next(order)
         token = stub.Reset(reset_pb(episodes[current][0])).state_token
@@ -134,14 +134,14 @@ def bench_unary_1(address: str, episodes, seconds: float) -> tuple[float, float,
 
 async def _concurrent(address: str, seconds: float, clients: int, worker) -> float:
     # One channel (so one connection, so one worker) per client, as separate agents would have.
-    channels = [grpc.aio.insecure_channel(address, options=OWN_CONNECTION) for _ in range(clients)]
+    agents = [AsyncEnvClient(address, options=OWN_CONNECTION) for _ in range(clients)]
     counts = [0] * clients
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
-    await asyncio.gather(*(worker(env_pb2_grpc.EnvServiceStub(c), i, counts, deadline) for i, c in enumerate(channels)))
+    await asyncio.gather(*(worker(agent.stub, i, counts, deadline) for i, agent in enumerate(agents)))
     elapsed = time.perf_counter() - start
-    for channel in channels:
-        await channel.close()
+    for agent in agents:
+        await agent.close()
     return sum(counts) / elapsed
 
 
@@ -188,25 +188,25 @@ def bench_stream(address: str, episodes, seconds: float, clients: int) -> tuple[
     return rate, (percentile(latencies, 50) * 1e3 if latencies else float("nan"))
 
 
-async def spread_channels(address: str, count: int) -> list[grpc.aio.Channel]:
-    """Channels whose connections reach different workers where the server has them (as
+async def spread_async_clients(address: str, count: int) -> list[AsyncEnvClient]:
+    """Clients whose connections reach different workers where the server has them (as
     supportenv.v1.client.spread_clients does for the sync SDK): the kernel spreads
     connections by a hash, so without this two connections can land on one worker."""
-    channels: list[grpc.aio.Channel] = []
+    clients: list[AsyncEnvClient] = []
     seen: set[str] = set()
     for tries in range(1, 100):
-        channel = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
-        call = env_pb2_grpc.EnvServiceStub(channel).ListTasks(env_pb2.ListTasksRequest())
+        client = AsyncEnvClient(address, options=OWN_CONNECTION)
+        call = client.stub.ListTasks(env_pb2.ListTasksRequest())
         worker = dict(await call.initial_metadata()).get(WORKER_METADATA, "")
         await call
         if worker not in seen or tries > 4 * count:
             seen.add(worker)
-            channels.append(channel)
-            if len(channels) == count:
+            clients.append(client)
+            if len(clients) == count:
                 break
         else:
-            await channel.close()
-    return channels
+            await client.close()
+    return clients
 
 
 class PlannedSlots:
@@ -251,8 +251,8 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
     call, which would cost more than the call.)"""
 
     async def run() -> float:
-        channels = await spread_channels(address, connections)
-        stubs = [env_pb2_grpc.EnvServiceStub(c) for c in channels]
+        clients = await spread_async_clients(address, connections)
+        stubs = [client.stub for client in clients]
         first = await stubs[0].ResetBatch(
             env_pb2.ResetBatchRequest(requests=[reset_pb(episodes[i % len(episodes)][0]) for i in range(size)])
         )
@@ -268,8 +268,8 @@ def bench_batch(address: str, episodes, seconds: float, size: int, connections: 
                 slots.take(shard, reply.responses)
             steps += size
         rate = steps / (time.perf_counter() - start)
-        for channel in channels:
-            await channel.close()
+        for client in clients:
+            await client.close()
         return rate
 
     return run_event_loop(run())
@@ -331,8 +331,8 @@ def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) 
             tokens.extend(r.state_token for r in stepped.responses)
         return tokens
 
-    with grpc.insecure_channel(address, options=OWN_CONNECTION) as channel:  # one worker takes every call
-        stub = env_pb2_grpc.EnvServiceStub(channel)
+    with EnvClient(address, options=OWN_CONNECTION) as client:  # one worker takes every call
+        stub = client.stub
         open_episodes(stub, range(10**6, 10**6 + WARM_UP_EPISODES))
         before = rss_mb(service.process.pid)
         tokens = open_episodes(stub, range(episodes))

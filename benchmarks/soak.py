@@ -32,17 +32,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import grpc
-
 from baseline_agent.embedded import ServiceProcess, start_service
 from benchmarks.bench_throughput import rss_mb
 from supportenv import expert
 from supportenv.episode import advance
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
-from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
+from supportenv.v1 import convert
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import CHANNEL_OPTIONS, AsyncEnvClient, with_retries_async
+from supportenv.v1.client import AsyncEnvClient, AsyncGraderClient
 
 TASK = "end_to_end_resolution"
 SPLIT = "train"
@@ -99,9 +97,8 @@ async def client(
     """One client: episode after episode until `stop_at`, every one graded."""
     async with (
         AsyncEnvClient(env_target, timeout=RPC_TIMEOUT_S) as env,
-        grpc.aio.insecure_channel(grader_addr, options=CHANNEL_OPTIONS) as grader_channel,
+        AsyncGraderClient(grader_addr, timeout=RPC_TIMEOUT_S) as grader,
     ):
-        grader = grader_pb2_grpc.GraderServiceStub(grader_channel)
         n = index
         while time.monotonic() < stop_at:
             planned = episodes[n % len(episodes)]
@@ -117,12 +114,8 @@ async def client(
                     tally.steps += 1
                     rewards.append(reward)
                 tally.episodes_completed += 1
-                trajectory = pb.Trajectory(
-                    task_id=TASK, split=pb.SPLIT_TRAIN, seed=planned.seed, actions=planned.actions
-                )
-                request = grader_pb2.GradeRequest(trajectory=trajectory)
                 tally.grades_started += 1
-                grade = await with_retries_async(lambda r=request: grader.Grade(r, timeout=RPC_TIMEOUT_S))
+                grade = await grader.grade(TASK, SPLIT, planned.seed, planned.actions)
                 tally.grades_completed += 1
             except Exception as exc:  # counted and reported; the client goes on
                 tally.error(f"client {index} seed {planned.seed}: {type(exc).__name__}: {exc}")

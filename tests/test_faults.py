@@ -16,7 +16,6 @@ import time
 import grpc
 import pytest
 
-import baseline_agent.runner as runner_module
 from baseline_agent.embedded import ServiceProcess, start_service
 from baseline_agent.policies import make_policy
 from baseline_agent.runner import Runner
@@ -24,6 +23,7 @@ from supportenv import expert
 from supportenv.episode import Observation, step
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
+from supportenv.v1 import client as client_module
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import CHANNEL_OPTIONS, RETRIES, SessionClient, with_retries
@@ -56,7 +56,7 @@ def round_robin_target(*replicas: ServiceProcess) -> str:
 
 
 def count_unavailable(monkeypatch) -> list[str]:
-    """Wrap the runner's retry helper so that every UNAVAILABLE it retries is recorded."""
+    """Wrap the SDK's retry helper (the runner's clients use it) so that every UNAVAILABLE it retries is recorded."""
     seen: list[str] = []
 
     def counting(call, retries=RETRIES):
@@ -70,7 +70,7 @@ def count_unavailable(monkeypatch) -> list[str]:
 
         return with_retries(attempt, retries)
 
-    monkeypatch.setattr(runner_module, "with_retries", counting)
+    monkeypatch.setattr(client_module, "with_retries", counting)
     return seen
 
 

@@ -5,10 +5,11 @@ Both backends have one interface (`Backend`): `reset(task_id, split, seed)` give
 breakdown), `grade()` the grader's `Grade` of the episode so far, and `close()`.
 
 - `InProcessBackend` runs the pure simulation library directly (the default).
-- `RemoteBackend` plays the episode through the gRPC `EnvService` (Reset, then Step with the
-  state token each response hands back). `grpc` and the wire code are imported only when one is
-  made, so the in-process path never loads them. The grade is a replay of the actions this client
-  sent with the library's own grader (what the grader service computes), so no second service is needed.
+- `RemoteBackend` plays the episode through the gRPC `EnvService` with the SDK's `EnvClient`
+  (Reset, then Step with the state token each response hands back; the SDK's deadline, retries
+  and channel options). `grpc` and the wire code are imported only when one is made, so the
+  in-process path never loads them. The grade is a replay of the actions this client sent with
+  the library's own grader (what the grader service computes), so no second service is needed.
 
 The simulation is deterministic, so both give identical observations and rewards for the same
 (task, split, seed, actions); `tests/test_gym.py` checks it step for step against a real service.
@@ -87,23 +88,22 @@ class RemoteBackend:
 
     def __init__(self, address: str, timeout: float = REMOTE_TIMEOUT_S) -> None:
         # Imported here, not at module level: the in-process path must never load grpc.
-        import grpc
-
-        from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
+        from supportenv.v1 import codec
+        from supportenv.v1.client import EnvClient
 
         self.address, self.timeout = address, timeout
-        self._convert, self._codec, self._pb = convert, codec, env_pb2
-        self._channel = grpc.insecure_channel(address)
-        self._stub = env_pb2_grpc.EnvServiceStub(self._channel)
-        self._token = b""
+        self._codec = codec
+        # wait_for_ready: an env made while its service is still starting (compose, a training
+        # job launched next to the server) waits for it up to the deadline; the retries alone
+        # give up within a second.
+        self._client = EnvClient(address, timeout, wait_for_ready=True)
         self._key: tuple[str, str, int] | None = None
         self._actions: list[Action] = []
         self._done = False
 
     def reset(self, task_id: str, split: str, seed: int) -> Observation:
-        request = self._pb.ResetRequest(task_id=task_id, split=self._convert.SPLIT_TO_PB[split], seed=seed)
-        response = self._stub.Reset(request, timeout=self.timeout, wait_for_ready=True)
-        self._token, self._key, self._actions, self._done = response.state_token, (task_id, split, seed), [], False
+        response = self._client.reset_reply(task_id, split, seed)
+        self._key, self._actions, self._done = (task_id, split, seed), [], False
         return self._codec.observation_from_pb(response.observation)
 
     def step(self, action: Action) -> Transition:
@@ -111,9 +111,7 @@ class RemoteBackend:
             raise EpisodeFinishedError("call reset() before step()")
         if self._done:
             raise EpisodeFinishedError(f"episode {self._key} already ended; call reset()")
-        request = self._pb.StepRequest(state_token=self._token, action=self._convert.action_to_pb(validate(action)))
-        response = self._stub.Step(request, timeout=self.timeout, wait_for_ready=True)
-        self._token = response.state_token
+        response = self._client.step_reply(validate(action))
         self._actions.append(action)
         self._done = response.terminated or response.truncated
         return Transition(
@@ -130,7 +128,7 @@ class RemoteBackend:
         return grade_trajectory(*self._key, self._actions)
 
     def close(self) -> None:
-        self._channel.close()
+        self._client.close()
 
 
 def make_backend(remote: str | None = None, timeout: float = REMOTE_TIMEOUT_S) -> Backend:

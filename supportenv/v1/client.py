@@ -3,7 +3,10 @@
 - `EnvClient` (sync) and `AsyncEnvClient` (asyncio): reset / step / state over unary
   calls; the client carries the state token for you, applies a deadline to every call,
   and retries UNAVAILABLE and server-side CANCELLED (every call is idempotent: Step is a
-  pure function of its token).
+  pure function of its token). `reset_reply` / `step_reply` give the reply messages as
+  they came.
+- `GraderClient` (sync) and `AsyncGraderClient` (asyncio): Grade, with the same deadline,
+  retries and channel options.
 - `VectorEnvClient`: N episodes stepped together with one StepBatch per step, resetting
   finished episodes automatically (gymnasium's vector-env convention).
 - `SessionClient` (asyncio): one bidirectional Session stream; the episode lives in the
@@ -11,13 +14,16 @@
 
 Actions may be `supportenv.Action` objects, dicts ({"action_type": ...}) or bare kinds;
 observations come back as the library's `Observation`.
+
+Every client's `stub` is the bare generated stub on its channel (no deadline, no retries):
+what the benchmarks time, on channels opened with their own `options`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -26,7 +32,7 @@ import grpc
 
 from supportenv.actions import Action, parse
 from supportenv.episode import Observation
-from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc
+from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import Briefing
 
@@ -38,8 +44,10 @@ RETRIES = 4
 # Every client its own connections: by default gRPC shares one connection between channels to the
 # same address, so the clients of one process would all land on one server worker.
 CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.use_local_subchannel_pool", 1)]
+ChannelOptions = Sequence[tuple[str, Any]]
 
 StepResult = tuple[Observation, float, bool, bool, dict[str, Any]]
+ActionLike = Action | dict[str, Any] | str | pb.Action
 
 
 # UNAVAILABLE: no server (yet). CANCELLED: a server shutting down drops calls it had
@@ -79,6 +87,19 @@ def reset_request(task_id: str, split: str, seed: int, episode_id: str = "") -> 
     return env_pb2.ResetRequest(task_id=task_id, split=convert.SPLIT_TO_PB[split], seed=seed, episode_id=episode_id)
 
 
+def grade_request(
+    task_id: str, split: str, seed: int, actions: Iterable[ActionLike], episode_id: str = ""
+) -> grader_pb2.GradeRequest:
+    trajectory = pb.Trajectory(
+        task_id=task_id,
+        split=convert.SPLIT_TO_PB[split],
+        seed=seed,
+        actions=[action_pb(a) for a in actions],
+        episode_id=episode_id,
+    )
+    return grader_pb2.GradeRequest(trajectory=trajectory)
+
+
 def step_result(reply: env_pb2.StepResponse, briefing: Briefing | None = None) -> StepResult:
     """The gymnasium-style step tuple of a reply (`briefing`: see codec.observation_from_pb)."""
     info = {
@@ -90,16 +111,32 @@ def step_result(reply: env_pb2.StepResponse, briefing: Briefing | None = None) -
     return observation, reply.reward, reply.terminated, reply.truncated, info
 
 
-class EnvClient:
-    """One episode at a time over unary calls."""
+class _Client:
+    """A channel to one service, the bare generated `stub` on it, and the SDK's policy for
+    unary calls: a deadline on every call, and with_retries. `wait_for_ready`: a call waits
+    (up to its deadline) for a service not reachable yet instead of failing at once."""
 
-    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S, retries: int = RETRIES) -> None:
-        self._channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
-        self.stub = env_pb2_grpc.EnvServiceStub(self._channel)
-        self.timeout, self.retries = timeout, retries
-        self.token = b""
+    _open_channel: Callable[..., Any] = staticmethod(grpc.insecure_channel)
+    _stub_type: Callable[[Any], Any]
 
-    def __enter__(self) -> EnvClient:
+    def __init__(
+        self,
+        address: str,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        retries: int = RETRIES,
+        options: ChannelOptions = CHANNEL_OPTIONS,
+        wait_for_ready: bool = False,
+    ) -> None:
+        self._channel = self._open_channel(address, options=options)
+        self.stub = self._stub_type(self._channel)
+        self.timeout, self.retries, self.wait_for_ready = timeout, retries, wait_for_ready
+
+    def _attempt(self, method: Callable[..., T], request: Any) -> Callable[[], T]:
+        return lambda: method(request, timeout=self.timeout, wait_for_ready=self.wait_for_ready)
+
+
+class _SyncClient(_Client):
+    def __enter__(self: C) -> C:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -109,32 +146,79 @@ class EnvClient:
         self._channel.close()
 
     def _call(self, method: Callable[..., T], request: Any) -> T:
-        return with_retries(lambda: method(request, timeout=self.timeout), self.retries)
+        return with_retries(self._attempt(method, request), self.retries)
+
+
+class _AsyncClient(_Client):
+    _open_channel = staticmethod(grpc.aio.insecure_channel)
+
+    async def __aenter__(self: A) -> A:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def _call(self, method: Callable[..., Any], request: Any) -> Any:
+        return await with_retries_async(self._attempt(method, request), self.retries)
+
+
+C = TypeVar("C", bound=_SyncClient)
+A = TypeVar("A", bound=_AsyncClient)
+
+
+class EnvClient(_SyncClient):
+    """One episode at a time over unary calls."""
+
+    _stub_type = env_pb2_grpc.EnvServiceStub
+    stub: env_pb2_grpc.EnvServiceStub
+    token = b""  # the episode's state token, carried from each reply to the next call
 
     def list_tasks(self) -> list[pb.TaskInfo]:
         return list(self._call(self.stub.ListTasks, env_pb2.ListTasksRequest()).tasks)
 
     def worker(self) -> str:
         """The server worker this client's connection reached ("" if the server does not say)."""
-        _, call = with_retries(
-            lambda: self.stub.ListTasks.with_call(env_pb2.ListTasksRequest(), timeout=self.timeout), self.retries
-        )
+        _, call = self._call(self.stub.ListTasks.with_call, env_pb2.ListTasksRequest())
         return dict(call.initial_metadata()).get(WORKER_METADATA, "")
+
+    def reset_reply(self, task_id: str, split: str, seed: int, episode_id: str = "") -> env_pb2.ResetResponse:
+        """Reset, giving the reply message as it came; the client keeps its state token."""
+        reply = self._call(self.stub.Reset, reset_request(task_id, split, seed, episode_id))
+        self.token = reply.state_token
+        return reply
 
     def reset(
         self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
     ) -> tuple[Observation, dict[str, Any]]:
-        reply = self._call(self.stub.Reset, reset_request(task_id, split, seed, episode_id))
-        self.token = reply.state_token
+        reply = self.reset_reply(task_id, split, seed, episode_id)
         return codec.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
 
-    def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
+    def step_reply(self, action: ActionLike) -> env_pb2.StepResponse:
+        """Step, giving the reply message as it came; the client keeps its state token."""
         reply = self._call(self.stub.Step, env_pb2.StepRequest(state_token=self.token, action=action_pb(action)))
         self.token = reply.state_token
-        return step_result(reply)
+        return reply
+
+    def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
+        return step_result(self.step_reply(action))
 
     def state(self) -> env_pb2.EpisodeState:
         return self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token)).state
+
+
+class GraderClient(_SyncClient):
+    """Grades a trajectory: the grader replays (task, split, seed, actions) from scratch."""
+
+    _stub_type = grader_pb2_grpc.GraderServiceStub
+    stub: grader_pb2_grpc.GraderServiceStub
+
+    def grade(
+        self, task_id: str, split: str, seed: int, actions: Iterable[ActionLike], episode_id: str = ""
+    ) -> grader_pb2.GradeResponse:
+        return self._call(self.stub.Grade, grade_request(task_id, split, seed, actions, episode_id))
 
 
 def spread_clients(address: str, count: int, timeout: float = DEFAULT_TIMEOUT_S) -> list[EnvClient]:
@@ -157,42 +241,40 @@ def spread_clients(address: str, count: int, timeout: float = DEFAULT_TIMEOUT_S)
     return clients
 
 
-class AsyncEnvClient:
+class AsyncEnvClient(_AsyncClient):
     """The asyncio twin of EnvClient."""
 
-    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S, retries: int = RETRIES) -> None:
-        self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
-        self.stub = env_pb2_grpc.EnvServiceStub(self._channel)
-        self.timeout, self.retries = timeout, retries
-        self.token = b""
-
-    async def __aenter__(self) -> AsyncEnvClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        await self._channel.close()
+    _stub_type = env_pb2_grpc.EnvServiceStub
+    stub: env_pb2_grpc.EnvServiceStub
+    token = b""
 
     async def reset(
         self, task_id: str = "end_to_end_resolution", split: str = "train", seed: int = 0, episode_id: str = ""
     ) -> tuple[Observation, dict[str, Any]]:
-        request = reset_request(task_id, split, seed, episode_id)
-        reply = await with_retries_async(lambda: self.stub.Reset(request, timeout=self.timeout), self.retries)
+        reply = await self._call(self.stub.Reset, reset_request(task_id, split, seed, episode_id))
         self.token = reply.state_token
         return codec.observation_from_pb(reply.observation), {"episode_id": reply.episode_id}
 
     async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         request = env_pb2.StepRequest(state_token=self.token, action=action_pb(action))
-        reply = await with_retries_async(lambda: self.stub.Step(request, timeout=self.timeout), self.retries)
+        reply = await self._call(self.stub.Step, request)
         self.token = reply.state_token
         return step_result(reply)
 
     async def state(self) -> env_pb2.EpisodeState:
-        request = env_pb2.StateRequest(state_token=self.token)
-        reply = await with_retries_async(lambda: self.stub.State(request, timeout=self.timeout), self.retries)
-        return reply.state
+        return (await self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token))).state
+
+
+class AsyncGraderClient(_AsyncClient):
+    """The asyncio twin of GraderClient."""
+
+    _stub_type = grader_pb2_grpc.GraderServiceStub
+    stub: grader_pb2_grpc.GraderServiceStub
+
+    async def grade(
+        self, task_id: str, split: str, seed: int, actions: Iterable[ActionLike], episode_id: str = ""
+    ) -> grader_pb2.GradeResponse:
+        return await self._call(self.stub.Grade, grade_request(task_id, split, seed, actions, episode_id))
 
 
 class VectorEnvClient:
