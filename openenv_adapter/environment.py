@@ -11,7 +11,7 @@ from openenv.core.env_server.types import EnvironmentMetadata
 
 from openenv_adapter.models import SupportAction, SupportObservation, SupportState
 from supportenv import actions as lib_actions
-from supportenv import episode
+from supportenv import episode, replay
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
@@ -56,7 +56,7 @@ class SupportEnvironment(Environment[SupportAction, SupportObservation, SupportS
         episode_id = episode_id or ""
         if not isinstance(episode_id, str) or len(episode_id) > MAX_EPISODE_ID_CHARS:
             raise InvalidRequestError(f"episode_id must be a string of at most {MAX_EPISODE_ID_CHARS} characters")
-        self._scenario, self._state = episode.new_episode(
+        self._scenario, self._state = replay.new_episode(
             task_id or DEFAULT_TASK,
             split or DEFAULT_SPLIT,
             DEFAULT_SEED if seed is None else seed,

@@ -53,40 +53,38 @@ def _episodes(per_split: int):
                     yield scenario, state, advance(scenario, state, action)
 
 
+# Observation fields sent as enums, by the value maps of the wire vocabulary.
+_ENUMS = {
+    "sentiment_label": convert.SENTIMENT_TO_PB,
+    "customer_tier": convert.TIER_TO_PB,
+    "category": convert.CATEGORY_TO_PB,
+    "priority": convert.PRIORITY_TO_PB,
+    "assigned_department": convert.DEPARTMENT_TO_PB,
+}
+
+
 def reference_observation(obs: Observation) -> pb.Observation:
-    """The wire observation built field by field from the library's Observation, as a
-    straightforward encoder would: the reference the codec's bytes are checked against."""
-    return pb.Observation(
-        ticket_id=obs.ticket_id,
-        task_id=obs.task_id,
-        customer_message=obs.customer_message,
-        history=[
-            pb.ConversationTurn(speaker=convert.SPEAKER_TO_PB[speaker], text=text, step=n)
-            for speaker, text, n in obs.history
-        ],
-        sentiment_label=convert.SENTIMENT_TO_PB[obs.sentiment_label],
-        sentiment_score=obs.sentiment_score,
-        customer_tier=convert.TIER_TO_PB[obs.customer_tier],
-        customer_tenure_days=obs.customer_tenure_days,
-        customer_total_revenue=obs.customer_total_revenue,
-        category=convert.CATEGORY_TO_PB.get(obs.category, 0),
-        issue_type=obs.issue_type,
-        priority=convert.PRIORITY_TO_PB.get(obs.priority, 0),
-        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in obs.kb_matches],
-        revealed_facts=[pb.Fact(name=name, value=value) for name, value in obs.revealed_facts],
-        requestable_fields=obs.requestable_fields,
-        issue_types=obs.issue_types,
-        policy=obs.policy,
-        task_instructions=obs.task_instructions,
-        step=obs.step,
-        max_steps=obs.max_steps,
-        steps_left=obs.steps_left,
-        cost_so_far=obs.cost_so_far,
-        escalated=obs.escalated,
-        assigned_department=convert.DEPARTMENT_TO_PB.get(obs.assigned_department, 0),
-        callback_scheduled=obs.callback_scheduled,
-        last_action_feedback=obs.last_action_feedback,
-    )
+    """The wire observation built generically, field by field of the library's Observation,
+    with messages: the reference the codec's bytes are checked against. (Any field the
+    library adds lands here by itself, so the codec cannot silently leave it out.)"""
+    msg = pb.Observation()
+    for field in fields(Observation):
+        value = getattr(obs, field.name)
+        if field.name == "history":
+            msg.history.extend(
+                pb.ConversationTurn(speaker=convert.SPEAKER_TO_PB[who], text=text, step=n) for who, text, n in value
+            )
+        elif field.name == "kb_matches":
+            msg.kb_matches.extend(pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in value)
+        elif field.name == "revealed_facts":
+            msg.revealed_facts.extend(pb.Fact(name=name, value=fact) for name, fact in value)
+        elif field.name in _ENUMS:
+            setattr(msg, field.name, _ENUMS[field.name].get(value, 0))
+        elif isinstance(value, tuple):
+            getattr(msg, field.name).extend(value)
+        else:
+            setattr(msg, field.name, value)
+    return msg
 
 
 def test_every_observation_field_is_mapped():

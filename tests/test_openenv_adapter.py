@@ -29,7 +29,7 @@ from baseline_agent.embedded import start_service
 from openenv_adapter.client import SupportEnvClient
 from openenv_adapter.health_probe import wait_healthy
 from openenv_adapter.models import SupportAction, SupportObservation
-from supportenv import actions, episode, expert
+from supportenv import actions, episode, expert, replay
 from supportenv.catalog import ARTICLES
 from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 
@@ -142,7 +142,7 @@ def http(url: str, body: dict | None = None) -> tuple[int, dict]:
 def scripted(task: str, split: str, seed: int) -> list[tuple[actions.Action, episode.StepResult]]:
     """The expert's episode with two mistakes after its first step (a wrong article, then
     unparseable model output), played in-process; the servers must agree with it."""
-    scenario, state = episode.new_episode(task, split, seed)
+    scenario, state = replay.new_episode(task, split, seed)
     wrong_article = next(a.article_id for a in ARTICLES if a.article_id != scenario.expected.article_id)
     mistakes = [
         actions.suggest_article(wrong_article),
@@ -242,7 +242,7 @@ def test_reset_defaults_and_generated_episode_id(adapter_url):
     with client(adapter_url).sync() as env:
         result = env.reset()
         state = env.state()
-    scenario, expected = episode.new_episode("end_to_end_resolution", "train", 0)
+    scenario, expected = replay.new_episode("end_to_end_resolution", "train", 0)
     assert result.observation.to_library() == episode.observe(scenario, expected)
     assert (state.task_id, state.split, state.seed, state.step_count) == ("end_to_end_resolution", "train", 0, 0)
     assert state.episode_id == expected.episode_id
@@ -296,7 +296,7 @@ def test_http_routes(adapter_url):
     assert set(SupportObservation.model_fields) >= library_fields
 
     status, body = http(adapter_url + "/reset", {"task_id": "issue_classification", "seed": 4, "split": "validation"})
-    scenario, _ = episode.new_episode("issue_classification", "validation", 4)
+    scenario, _ = replay.new_episode("issue_classification", "validation", 4)
     assert status == 200 and body["observation"]["customer_message"] == scenario.opening_message
     assert http(adapter_url + "/reset", {"task_id": "nope"})[0] == 404
     assert http(adapter_url + "/reset", {"task": "issue_classification"})[0] == 400  # misspelt option

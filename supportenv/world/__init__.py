@@ -96,10 +96,10 @@ class Briefing:
 
     ticket_id: str
     task_id: str
+    kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
     customer_tier: str
     customer_tenure_days: int
     customer_total_revenue: float
-    kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
     requestable_fields: tuple[str, ...]
     issue_types: tuple[str, ...]
     policy: tuple[str, ...]
@@ -153,10 +153,10 @@ class Scenario:
         return Briefing(
             ticket_id=self.ticket_id,
             task_id=self.task_id,
+            kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches),
             customer_tier=self.tier,
             customer_tenure_days=self.tenure_days,
             customer_total_revenue=self.total_revenue,
-            kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches),
             requestable_fields=REQUESTABLE_FIELDS,
             issue_types=ISSUE_TYPE_IDS,
             policy=self.policy_text,
