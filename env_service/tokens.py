@@ -37,7 +37,6 @@ import orjson
 from supportenv.actions import Action
 from supportenv.episode import EpisodeState
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
-from supportenv.records import frozen_record
 from supportenv.replay import replay
 from supportenv.v1.limits import MAX_TOKEN_BYTES
 from supportenv.world import WORLD_VERSION
@@ -56,25 +55,17 @@ LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs c
 
 log = logging.getLogger(__name__)
 
-# An action's fields in the order of its row in a token's log.
-_ACTION_FIELDS = ("kind", "category", "priority", "issue_type", "fields", "text", "article_id", "department", "error")
-
 
 def action_row(action: Action) -> list[Any]:
-    """An action as a token's log holds it: its fields by position, half the bytes of a dict."""
-    row = [getattr(action, name) for name in _ACTION_FIELDS]
-    row[4] = list(action.fields)
-    return row
+    """An action as a token's log holds it: its fields by position (half the bytes of a dict)."""
+    return list(action)
 
 
 def action_from_row(row: list[Any]) -> Action:
-    if len(row) != len(_ACTION_FIELDS):
-        raise ValueError(f"an action row has {len(_ACTION_FIELDS)} fields, not {len(row)}")
-    fields = dict(zip(_ACTION_FIELDS, row, strict=True))
-    fields["fields"] = tuple(fields["fields"])
-    # Without the frozen __init__, whose per-field setattr made a replay's decoding cost more
-    # than its steps (supportenv.records).
-    return frozen_record(Action, fields)
+    if len(row) != len(Action._fields):
+        raise ValueError(f"an action row has {len(Action._fields)} fields, not {len(row)}")
+    kind, category, priority, issue_type, fields, text, article_id, department, error = row
+    return Action(kind, category, priority, issue_type, tuple(fields), text, article_id, department, error)
 
 
 class InvalidTokenError(InvalidRequestError):

@@ -6,8 +6,7 @@ source design) or a dict such as {"action_type": "assign_department", "departmen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from supportenv.catalog import ARTICLES_BY_ID, CATEGORIES, DEPARTMENTS, ISSUE_TYPE_IDS, PRIORITIES, REQUESTABLE_FIELDS
 from supportenv.errors import InvalidActionError
@@ -30,24 +29,19 @@ MAX_FIELDS = len(REQUESTABLE_FIELDS)
 _KIND_ALIASES = {"request_more_info": "ask_for_more_info", "close_resolved": "mark_resolved"}
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):
+    """One agent action. An immutable record (a named tuple: equality, hashing and building
+    one are the tuple's own), so a step can compare it with every earlier action cheaply."""
+
     kind: str
     category: str = ""
     priority: str = ""
     issue_type: str = ""
-    fields: tuple[str, ...] = field(default_factory=tuple)
+    fields: tuple[str, ...] = ()
     text: str = ""  # question, message, reason, note or summary, by kind
     article_id: str = ""
     department: str = ""
     error: str = ""  # invalid_action only: why the raw output did not parse
-
-    def __eq__(self, other: object) -> bool:
-        # Every field, compared as the instance dicts (in C, without building two tuples):
-        # each step compares the action with every earlier one. (dataclass still adds __hash__.)
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self.__dict__ == other.__dict__
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}

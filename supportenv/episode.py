@@ -19,7 +19,6 @@ from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.tasks import Task, get_task
 from supportenv.text import is_rude, judge
 from supportenv.world import Scenario
 
@@ -269,13 +268,12 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     if state.done:
         why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
         raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
-    task = get_task(state.task_id)
     kind = action.kind
     earlier_same = state.actions.count(action)
     state.step += 1
     state.actions.append(action)
     turn = _Turn()
-    reply = _HANDLERS[kind](scenario, state, action, turn, task)
+    reply = _HANDLERS[kind](scenario, state, action, turn)
     if earlier_same and kind != "mark_resolved":
         turn.add("repeat_action", earlier_same)
     if action.text and kind != "respond_with_solution" and is_rude(action.text):
@@ -289,17 +287,19 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         state.truncated = state.customer_left = True
         turn.add("customer_left")
         reply = customer.react("gave_up", scenario, state.step)
-    if state.step >= task.max_steps and not state.terminated:
+    if state.step >= scenario.briefing.max_steps and not state.terminated:
         state.truncated = True
     if reply:
         state.history.append(("customer", reply, state.step))
-    total = rounded(sum([value for _, value in turn.parts]), 6)
+    parts = turn.parts
+    # Each part is already rounded, so a one-part step's reward is that part as it is.
+    total = parts[0][1] if len(parts) == 1 else rounded(sum([value for _, value in parts]), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
-    return total, tuple(turn.parts)
+    return total, tuple(parts)
 
 
-def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     triage = " / ".join([p for p in (action.category, action.issue_type, action.priority) if p])
     state.history.append(("system", f"Ticket classified: {triage}", state.step))
     exp = scenario.expected
@@ -324,7 +324,7 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     return ""
 
 
-def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     question = action.text or "Could you share your " + ", ".join(f.replace("_", " ") for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
@@ -346,7 +346,7 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, t
     return got.reply
 
 
-def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("agent", action.text, state.step))
     state.responses += 1
     exp = scenario.expected
@@ -403,7 +403,7 @@ def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
         state.violations.append("verify_identity")
 
 
-def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     title = ARTICLES_BY_ID[action.article_id].title
     state.history.append(("agent", f"This article may help: {action.article_id} {title}", state.step))
     fresh = action.article_id not in state.articles
@@ -418,7 +418,7 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return customer.react("wrong_article", scenario, state.step)
 
 
-def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", f"Ticket assigned to {action.department}", state.step))
     state.transfers += 1
     previous, state.department = state.department, action.department
@@ -440,7 +440,7 @@ def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
     return customer.react("transferred", scenario, state.step)
 
 
-def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", f"Escalated to a human agent: {action.text or 'no reason given'}", state.step))
     state.escalations += 1
     if state.escalated:
@@ -470,7 +470,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     return customer.react("escalated", scenario, state.step)
 
 
-def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", "Callback requested", state.step))
     if scenario.expected.callback_allowed and not state.callback:
         state.callback = True
@@ -498,10 +498,10 @@ def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
     return "none"
 
 
-def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", f"Ticket marked resolved: {action.text or 'no summary'}", state.step))
     state.terminated = True
-    how = handled(scenario, state, task.task_id)
+    how = handled(scenario, state, state.task_id)
     if how == "proper":
         turn.add("resolve_proper")
         turn.mood(0.1)
@@ -512,7 +512,7 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return customer.react("premature", scenario, state.step)
 
 
-def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, task: Task) -> str:
+def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", f"The agent's output could not be used: {action.error}", state.step))
     turn.add("invalid_action")
     turn.notes.append(f"your last output did not parse: {action.error}")
