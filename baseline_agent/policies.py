@@ -8,7 +8,10 @@ policy runs in-process or against the gRPC services.
 - `llm`: a language model behind an OpenAI-compatible endpoint (`llm_policy.py`).
 - exploits that a sound grader must not reward: `noop` (closes at once), `escalate_all`,
   `spam` (repeats one action), `classify_only` and `keyword_stuffer` (answers with every
-  solution phrase it knows).
+  solution phrase it knows); and fixed scripts that never read the customer's words:
+  `constant_triage` (one triage, its checklist, its answer, close), `top_kb` (trusts the top
+  knowledge-base match for triage and answer), `ask_everything` (the same after asking for
+  every field) and `top_kb_escalate` (the same, then routes and escalates every ticket).
 """
 
 from __future__ import annotations
@@ -282,6 +285,74 @@ class KeywordStufferPolicy(_Base):
         return Action("mark_resolved", text="Resolved.")
 
 
+class ConstantTriagePolicy(_Base):
+    """One fixed script for every ticket: the same triage, questions, answer and close."""
+
+    name = "constant_triage"
+    ISSUE = ISSUE_TYPES[0]
+
+    def choose(self, obs: Observation) -> Action:
+        issue = self.ISSUE
+        script = [
+            Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id),
+            Action("ask_for_more_info", fields=issue.required_facts, text="Could you share these details, please?"),
+            _answer_with(issue.article_id),
+        ]
+        return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
+def _answer_with(article_id: str) -> Action:
+    """A polite answer that quotes an article's steps and cites it."""
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID[article_id].steps)
+    return Action(
+        "respond_with_solution",
+        text=f"Thank you for reaching out, and I'm sorry for the trouble. Please {steps}.",
+        article_id=article_id,
+    )
+
+
+class TopKnowledgeBasePolicy(_Base):
+    """Trusts the top knowledge-base match: triage by its issue, ask for what that issue
+    needs, answer with its steps, close. It never reads the customer's words itself."""
+
+    name = "top_kb"
+    ASK_ALL = False
+    ESCALATE = False
+
+    def _issue(self, obs: Observation):
+        top = obs.kb_matches[0][0] if obs.kb_matches else ISSUE_TYPES[0].article_id
+        return next((i for i in ISSUE_TYPES if i.article_id == top), ISSUE_TYPES[0])
+
+    def choose(self, obs: Observation) -> Action:
+        issue = self._issue(obs)
+        fields = REQUESTABLE_FIELDS if self.ASK_ALL else issue.required_facts
+        script = [
+            Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id),
+            *(
+                [Action("ask_for_more_info", fields=fields, text="Could you share these details, please?")]
+                if fields
+                else []
+            ),
+            _answer_with(issue.article_id),
+        ]
+        if self.ESCALATE:
+            script += [
+                Action("assign_department", department=issue.department, text="Routing to the right team."),
+                Action("escalate_to_human", text="I'm sorry for the trouble; a specialist will take this over."),
+            ]
+        return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
+class AskEverythingPolicy(TopKnowledgeBasePolicy):
+    name = "ask_everything"
+    ASK_ALL = True
+
+
+class TopKnowledgeBaseEscalatePolicy(TopKnowledgeBasePolicy):
+    name = "top_kb_escalate"
+    ESCALATE = True
+
+
 POLICIES: dict[str, type[Policy]] = {
     p.name: p
     for p in (
@@ -293,10 +364,18 @@ POLICIES: dict[str, type[Policy]] = {
         SpamPolicy,
         ClassifyOnlyPolicy,
         KeywordStufferPolicy,
+        ConstantTriagePolicy,
+        TopKnowledgeBasePolicy,
+        AskEverythingPolicy,
+        TopKnowledgeBaseEscalatePolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
-EXPLOITS = ("noop", "escalate_all", "spam", "classify_only", "keyword_stuffer")
+EXPLOITS = ("noop", "escalate_all", "spam", "classify_only", "keyword_stuffer", "constant_triage")
+# Fixed scripts that let the knowledge-base retrieval read the ticket for them. Retrieval is
+# keyword search over the customer's own words, so these are not refused yet; the scoreboard
+# shows how far they get, and they must stay below the rule baseline (see the README).
+RETRIEVAL_SCRIPTS = ("top_kb", "ask_everything", "top_kb_escalate")
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)
 

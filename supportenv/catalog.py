@@ -64,20 +64,6 @@ POLICY_VARIANTS = {
 HELD_OUT_POLICY_VARIANTS = ("strict_caps",)
 
 
-def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
-    caps = ", ".join(f"{tier} ${cap:.0f}" for tier, cap in variant.refund_caps)
-    return (
-        "Classify the ticket (category, issue type and priority) before answering it.",
-        "Priority starts from the issue's severity and is raised one level for enterprise customers.",
-        "Verify identity (ask for the account email) before account changes or refunds.",
-        f"Refunds above the tier's cap must be escalated to a human: {caps}.",
-        "Security incidents and enterprise outages are escalated to a human after routing to the right department.",
-        "Do not escalate or transfer what you can solve yourself.",
-        "Callbacks are only for premium and enterprise customers.",
-        "Be polite; never blame the customer.",
-    )
-
-
 @dataclass(frozen=True)
 class Article:
     article_id: str
@@ -132,6 +118,36 @@ ISSUE_TYPES: tuple[IssueType, ...] = tuple(
 )
 ISSUE_TYPES_BY_ID = {t.issue_id: t for t in ISSUE_TYPES}
 ISSUE_TYPE_IDS = tuple(ISSUE_TYPES_BY_ID)
+# What each article needs before it can be applied: the facts of the issue it is written for.
+ARTICLE_NEEDS: dict[str, tuple[str, ...]] = {
+    a.article_id: next((i.required_facts for i in ISSUE_TYPES if i.article_id == a.article_id), ()) for a in ARTICLES
+}
+
+
+def _issues_with(escalation: str) -> str:
+    return ", ".join(f"{i.issue_id} (to {i.department})" for i in ISSUE_TYPES if i.escalation == escalation)
+
+
+def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
+    """The support policy as the agent reads it, written from the same catalog data the
+    episode enforces (escalation rules, departments, identity checks, refund caps), so no
+    rule is enforced that is not stated here."""
+    caps = ", ".join(f"{tier} ${cap:.0f}" for tier, cap in variant.refund_caps)
+    identity = ", ".join(i.issue_id for i in ISSUE_TYPES if i.identity_required)
+    return (
+        "Classify the ticket (category, issue type and priority) before answering it.",
+        "Priority starts from the issue's severity and is raised one level for enterprise customers.",
+        "Before answering, gather the facts the issue's knowledge-base article needs (each article lists them).",
+        f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
+        f"Always escalate these to a human, after routing to the department named: {_issues_with('always')}.",
+        f"For enterprise customers, escalate these after routing: {_issues_with('enterprise')}.",
+        f"Refunds above the tier's cap must be escalated to a human after routing: {_issues_with('over_refund_cap')}; "
+        f"caps: {caps}.",
+        "With several issues to escalate, route to the first one's department.",
+        "Answer every other issue yourself: do not escalate or transfer what you can solve.",
+        "Callbacks are only for premium and enterprise customers.",
+        "Be polite; never blame the customer.",
+    )
 
 
 def _check_catalog() -> None:

@@ -44,6 +44,10 @@ class EpisodeState:
     revealed: list[str] = field(default_factory=list)
     unknown_asks: int = 0
     repeated_asks: int = 0
+    # Questions for facts the customer cannot give or the case does not need, by fact name.
+    needless_asks: list[str] = field(default_factory=list)
+    # Needed facts still missing when an answer was given (in the order first found missing).
+    answered_without: list[str] = field(default_factory=list)
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -167,7 +171,9 @@ def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:
 
 
 def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
-    """The state before anyone acted: the customer's opening message, its mood and patience."""
+    """The state before anyone acted: the customer's opening message, its mood and patience.
+    Facts whose values the customer already wrote count as given."""
+    opening = scenario.opening_message
     return EpisodeState(
         task_id=scenario.task_id,
         split=scenario.split,
@@ -175,8 +181,14 @@ def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
         episode_id=episode_id or f"{scenario.task_id}:{scenario.split}:{scenario.seed}",
         sentiment=scenario.initial_sentiment,
         patience=scenario.patience,
-        history=[("customer", scenario.opening_message, 0)],
+        history=[("customer", opening, 0)],
+        revealed=[name for name, value in scenario.facts_by_name.items() if value in opening],
     )
+
+
+def fact_label(name: str) -> str:
+    """A fact's name as the customer and the feedback say it: "order_id" -> "order id"."""
+    return name.replace("_", " ")
 
 
 def last_customer_message(history: list[tuple[str, str, int]]) -> str:
@@ -274,7 +286,8 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     state.actions.append(action)
     turn = _Turn()
     reply = _HANDLERS[kind](scenario, state, action, turn)
-    if earlier_same and kind != "mark_resolved":
+    # An unreadable output is charged as invalid once, however often it recurs.
+    if earlier_same and kind not in ("mark_resolved", INVALID_KIND):
         turn.add("repeat_action", earlier_same)
     if action.text and kind != "respond_with_solution" and is_rude(action.text):
         turn.add("rude_language")
@@ -325,24 +338,32 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 
 
 def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
-    question = action.text or "Could you share your " + ", ".join(f.replace("_", " ") for f in action.fields) + "?"
+    question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
-    needed = [f for f in got.revealed if f in scenario.expected.facts]
+    wanted = scenario.expected.facts
+    needed = [f for f in got.revealed if f in wanted]
+    unneeded = [f for f in got.revealed if f not in wanted]
     state.revealed.extend(got.revealed)
+    # What became of each field asked for, so that the agent learns what the case needs.
+    turn.notes.extend(f"{fact_label(f)}: given" for f in needed)
+    turn.notes.extend(f"{fact_label(f)}: given, but this ticket does not need it" for f in unneeded)
+    turn.notes.extend(f"{fact_label(f)}: already given" for f in got.repeated)
+    turn.notes.extend(f"{fact_label(f)}: the customer cannot give it" for f in got.unknown)
     if needed:
         turn.add("ask_new_fact", min(len(needed), MAX_NEW_FACT_REWARDS))
     if got.repeated:
         state.repeated_asks += 1
         turn.add("ask_repeat")
         turn.mood(-0.15, -1)
-        turn.notes.append("the customer already gave " + ", ".join(got.repeated))
-    pointless = len(got.unknown) + len([f for f in got.revealed if f not in scenario.expected.facts])
+    pointless = len(got.unknown) + len(unneeded)
     if pointless or not (got.revealed or got.repeated):
         state.unknown_asks += 1
+        state.needless_asks.extend([*got.unknown, *unneeded] or ["(a question naming no fact)"])
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
-        turn.notes.append("that question did not help with this ticket")
+        if not (got.revealed or got.repeated or got.unknown):
+            turn.notes.append("that question asked for no fact the customer could name")
     return got.reply
 
 
@@ -383,9 +404,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if judged.stuffed else ""))
         return customer.react(tone or "unhelpful", scenario, state.step)
     turn.add("respond_after_classify", len(newly))
-    if missing_facts(scenario, state):
+    missing = missing_facts(scenario, state)
+    if missing:
         turn.add("respond_missing_facts")
-        turn.notes.append("answered before gathering the facts the case needs")
+        turn.notes.append("answered before gathering what the case needs: " + ", ".join(map(fact_label, missing)))
+        state.answered_without.extend(f for f in missing if f not in state.answered_without)
         _check_identity(scenario, state)
     if judged.personalised:
         state.personalised += 1

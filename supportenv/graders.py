@@ -1,7 +1,13 @@
 """Deterministic graders: one small function per named component, combined by the
-task's weights. Grading trusts only (task, split, seed, actions): it regenerates the
-scenario and replays the actions. Components that reward "doing no harm" are scaled
-by progress, so an agent that does nothing earns nothing."""
+task's weights, and the gates a supervisor would check before accepting the handling.
+
+Grading trusts only (task, split, seed, actions): it regenerates the scenario and replays
+the actions. The score keeps partial credit; a grade passes only when every gate holds
+(right triage, the needed facts before the answer, every issue solved or escalated as
+policy requires, no rule broken, the ticket closed) and the score reaches the pass mark.
+Each mistake is charged by the one component it belongs to, whose detail names it; the
+components that credit "doing no harm" count only once the agent has handled something
+itself, so an agent that does nothing earns nothing."""
 
 from __future__ import annotations
 
@@ -10,13 +16,13 @@ from dataclasses import dataclass
 
 from supportenv import expert
 from supportenv.actions import Action
-from supportenv.catalog import PRIORITIES
-from supportenv.episode import EpisodeState, advance, handled, missing_facts, solved_all
+from supportenv.catalog import IDENTITY_FACT, PRIORITIES
+from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, solved_all, unsolved
 from supportenv.replay import new_episode, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-1"
+GRADER_VERSION = "graders-2"
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ class Grade:
     cumulative_reward: float
     rewards: tuple[float, ...]
     grader_version: str = GRADER_VERSION
+    # Each gate that did not hold, as "gate: why" (empty when every gate held).
+    failed_gates: tuple[str, ...] = ()
 
 
 def _clip(x: float) -> float:
@@ -51,6 +59,8 @@ class _Optimum:
     steps: int
     cost: float
     start_milestones: int  # milestones already reached when the agent took over
+    start_solved: tuple[str, ...] = ()  # issues already answered when the agent took over
+    start_escalated: bool = False
 
 
 def milestones(scenario: Scenario, state: EpisodeState) -> list[bool]:
@@ -68,9 +78,10 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     """Steps and cost of the expert's own handling of this scenario, from the agent's start."""
     _, state = new_episode(task_id, scenario.split, scenario.seed)
     start = sum(milestones(scenario, state))
+    solved, escalated = tuple(state.solved_intents), state.escalated
     while not state.done:
         advance(scenario, state, expert.expert_action(scenario, state, task_id))
-    return _Optimum(state.step, state.cost, start)
+    return _Optimum(state.step, state.cost, start, solved, escalated)
 
 
 def progress(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> float:
@@ -80,12 +91,53 @@ def progress(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> float:
     return max(0, sum(reached) - opt.start_milestones) / left if left else 1.0
 
 
-def violations(scenario: Scenario, state: EpisodeState) -> list[str]:
-    found = list(state.violations)
-    if scenario.expected.escalate and not state.escalated and state.terminated:
-        found.append("missed_escalation")
-    found.extend(["rude_language"] * state.rude)
-    return found
+def engaged(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> bool:
+    """The agent itself handled something: answered an issue, or escalated one that must be."""
+    answered = any(i not in opt.start_solved for i in state.solved_intents)
+    return answered or (scenario.expected.escalate and state.escalated and not opt.start_escalated)
+
+
+def _routed(scenario: Scenario, state: EpisodeState) -> bool:
+    exp = scenario.expected
+    return not exp.escalate or (state.escalated and state.department == exp.department)
+
+
+def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
+    """The gates that did not hold, each as "gate: why"."""
+    exp = scenario.expected
+    failed = []
+    if state.category != exp.category:
+        failed.append("triage: " + ("the ticket was never classified" if not state.category else "wrong category"))
+    if state.task_id == "issue_classification":
+        if state.issue_type != exp.issue_type:
+            failed.append("triage: " + ("no issue type given" if not state.issue_type else "wrong issue type"))
+    else:
+        missing = missing_facts(scenario, state)
+        if state.answered_without or missing:
+            early = [fact_label(f) for f in state.answered_without]
+            never = [fact_label(f) for f in missing]
+            why = "; ".join(
+                ([f"answered before gathering {', '.join(early)}"] if early else [])
+                + ([f"never gathered {', '.join(never)}"] if never else [])
+            )
+            failed.append(f"facts_first: {why}")
+        todo = unsolved(scenario, state)
+        if todo or not _routed(scenario, state):
+            why = [f"not answered: {', '.join(todo)}"] if todo else []
+            if not _routed(scenario, state):
+                why.append("not routed and escalated as policy requires")
+            failed.append("handled: " + "; ".join(why))
+        broken = [*state.violations, *(["rude_language"] if state.rude else [])]
+        if broken:
+            failed.append("rules: " + ", ".join(broken))
+    if not state.terminated:
+        failed.append("closed: " + ("the customer left" if state.customer_left else "never marked resolved"))
+    return failed
+
+
+def _violations(state: EpisodeState, owned_elsewhere: tuple[str, ...] = ()) -> list[str]:
+    """The policy rules broken, but for those another component of the task charges."""
+    return [v for v in state.violations if v not in owned_elsewhere]
 
 
 # ---- issue_classification ----
@@ -144,10 +196,25 @@ def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tu
     return good / max(state.step, opt.steps), f"{good} expert-grade steps of {state.step}"
 
 
+# Violations the escalation judgement charges in action_selection (it owns routing decisions).
+_ESCALATION_VIOLATIONS = ("needless_escalation", "needless_transfer")
+
+
+def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, owned_elsewhere: tuple[str, ...]):
+    found = _violations(state, owned_elsewhere)
+    if not engaged(scenario, state, opt):
+        return 0.0, "no credit for compliance before handling any issue"
+    return max(0.0, 1.0 - 0.5 * len(found)), "broke: " + ", ".join(found) if found else "no rules broken"
+
+
 def c_policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    found = violations(scenario, state)
-    score = max(0.0, 1.0 - 0.5 * len(found)) * progress(scenario, state, opt)
-    return score, ", ".join(found) or "no violations"
+    """Rules broken (identity, transfers, escalations, callbacks); rudeness is response quality's."""
+    return _policy_compliance(scenario, state, opt, ())
+
+
+def c_policy_compliance_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """action_selection's: the routing rules are the escalation judgement's."""
+    return _policy_compliance(scenario, state, opt, _ESCALATION_VIOLATIONS)
 
 
 def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -163,8 +230,9 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
 
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    if handled(scenario, state, state.task_id) != "proper" or not state.terminated:
-        return 0.0, "the case was not handled and closed"
+    """Steps and money against the expert's; what was left undone is the other components' to charge."""
+    if not engaged(scenario, state, opt):
+        return 0.0, "no credit for speed before handling any issue"
     steps = opt.steps / max(state.step, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
     return (
@@ -176,54 +244,77 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
 # ---- end_to_end_resolution ----
 
 
-def _answered_fraction(scenario: Scenario, state: EpisodeState) -> float:
-    solvable = scenario.expected.solvable
-    return sum(1 for i in solvable if i in state.solved_intents) / len(solvable) if solvable else 1.0
-
-
 def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """Every issue answered (its solution said) or escalated and routed as policy requires; closed."""
     exp = scenario.expected
-    answered = _answered_fraction(scenario, state)
-    if exp.escalate:
-        routed = 1.0 if state.escalated and state.department == exp.department else 0.5 if state.escalated else 0.0
-        # Escalation covers its own issues; the agent still answers the rest.
-        core = routed * len(exp.escalate_intents) / len(scenario.intents) + answered * len(exp.solvable) / len(
-            scenario.intents
-        )
-    else:
-        core = answered
-    score = core * (1.0 if state.terminated else 0.7)
-    detail = f"answered {answered:.0%} of what the agent must solve" + (", escalated" if state.escalated else "")
-    return score, detail + (", closed" if state.terminated else ", not closed")
+    credit, left = 0.0, []
+    for issue in scenario.intents:
+        name = issue.issue_id
+        if name in exp.escalate_intents:
+            routed = state.escalated and state.department == exp.department
+            credit += 1.0 if routed else 0.5 if state.escalated else 0.0
+            if not routed:
+                left.append(f"{name} not {'routed right' if state.escalated else 'escalated'}")
+        elif name in state.solved_intents:
+            credit += 1.0
+        else:
+            left.append(f"{name} not answered")
+    if not state.terminated:
+        left.append("not closed")
+    score = credit / len(scenario.intents) * (1.0 if state.terminated else 0.7)
+    return score, "; ".join(left) or "every issue handled, closed"
+
+
+def _facts_to_gather(scenario: Scenario) -> tuple[str, ...]:
+    """The needed facts this component charges: identity is policy compliance's when policy requires it."""
+    exp = scenario.expected
+    return tuple(f for f in exp.facts if not (exp.identity_required and f == IDENTITY_FACT))
 
 
 def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    needed = scenario.expected.facts
-    got = sum(1 for f in needed if f in state.revealed)
+    """Needed facts gathered before the answer (half credit after it), without pointless questions."""
+    needed = _facts_to_gather(scenario)
+    in_time = [f for f in needed if f in state.revealed and f not in state.answered_without]
+    late = [f for f in needed if f in state.revealed and f in state.answered_without]
+    never = [f for f in needed if f not in state.revealed]
     wasted = state.repeated_asks + state.unknown_asks
-    # With nothing to ask, credit goes to handling the case without pointless questions.
-    gathered = got / len(needed) if needed else float(bool(state.solved_intents or state.escalated))
-    return gathered - 0.2 * wasted, f"{got}/{len(needed)} needed facts; {wasted} wasted questions"
+    # With nothing to ask, the credit is for handling the case without pointless questions.
+    gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else float(engaged(scenario, state, opt))
+    why = [f"{len(in_time)}/{len(needed)} needed facts before the answer"]
+    why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
+    why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
+    if wasted:
+        asked = ", ".join(dict.fromkeys(map(fact_label, state.needless_asks))) or "repeats"
+        why.append(f"{wasted} wasted question{'s' if wasted > 1 else ''} ({asked})")
+    return gathered - 0.2 * wasted, "; ".join(why)
 
 
 def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """How the replies were written: polite, personal, never rude, no wrong solutions."""
     if not state.responses:
         return 0.0, "nothing written to the customer"
-    useful = _answered_fraction(scenario, state)
-    score = 0.4 * useful + 0.3 * state.polite / state.responses + 0.3 * min(1, state.personalised)
+    if not engaged(scenario, state, opt):
+        return 0.0, "no credit for tone before handling any issue"
+    polite = state.polite / state.responses
+    # Personal touch counts only once the customer has given details to mention.
+    score = 0.5 * polite + 0.5 * min(1, state.personalised) if state.revealed else polite
     score -= 0.5 * state.rude + 0.2 * state.wrong_solutions
-    return score * progress(
-        scenario, state, opt
-    ), f"{state.responses} responses, {state.polite} polite, {state.rude} rude"
+    why = [f"{state.polite}/{state.responses} replies polite"]
+    if state.revealed:
+        why.append("mentions the customer's details" if state.personalised else "never mentions their details")
+    why += [f"{state.rude} rude"] if state.rude else []
+    why += [f"{state.wrong_solutions} wrong solutions named"] if state.wrong_solutions else []
+    return score, "; ".join(why)
 
 
 def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     if state.customer_left:
         return 0.0, "the customer left"
+    if not engaged(scenario, state, opt):
+        return 0.0, "no credit for the customer's mood before handling any issue"
     # Judged on the change the agent made, since tickets start from different moods.
     change = state.sentiment - scenario.initial_sentiment
-    score = (0.6 + change) * progress(scenario, state, opt)
-    return score, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f}"
+    return 0.6 + change, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f}"
 
 
 _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
@@ -236,7 +327,7 @@ COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
     },
     "action_selection": {
         "step_quality": c_step_quality,
-        "policy_compliance": c_policy_compliance,
+        "policy_compliance": c_policy_compliance_steps,
         "escalation_judgement": c_escalation_judgement,
         "efficiency": c_efficiency,
     },
@@ -260,10 +351,11 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
         score, detail = functions[name](scenario, state, opt)
         components.append(Component(name, _clip(score), weight, detail))
     total = _clip(sum(c.score * c.weight for c in components))
+    failed = tuple(gates(scenario, state))
     return Grade(
         task_id=task.task_id,
         score=total,
-        passed=total >= task.pass_threshold,
+        passed=not failed and total >= task.pass_threshold,
         pass_threshold=task.pass_threshold,
         components=tuple(components),
         steps=state.step,
@@ -271,6 +363,7 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
         truncated=state.truncated,
         cumulative_reward=state.cumulative_reward,
         rewards=tuple(state.rewards),
+        failed_gates=failed,
     )
 
 

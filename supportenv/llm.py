@@ -29,6 +29,7 @@ from typing import Any
 from supportenv.actions import ACTION_KINDS, Action, invalid, parse
 from supportenv.catalog import (
     ACTION_COSTS,
+    ARTICLE_NEEDS,
     ARTICLES,
     CATEGORIES,
     DEPARTMENTS,
@@ -119,7 +120,7 @@ def system_prompt(obs: Observation) -> str:
         needs = f"required: {', '.join(required)}" if required else "all parameters optional"
         actions.append(f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {_example(kind)}")
     issues = [f"  - {i.issue_id} ({i.category}, base severity {i.severity}): {i.title}" for i in ISSUE_TYPES]
-    articles = [f"- {a.article_id} {a.title}: {'; '.join(a.steps)}." for a in ARTICLES]
+    articles = [f"- {a.article_id} {a.title} ({_needs(a.article_id)}): {'; '.join(a.steps)}." for a in ARTICLES]
     policy = [f"- {rule}" for rule in obs.policy]
     sections = [
         "You are a customer-support agent working one ticket, one action per turn. Each action is "
@@ -135,12 +136,18 @@ def system_prompt(obs: Observation) -> str:
         f"- department: {', '.join(DEPARTMENTS)}\n"
         f"- fields (facts you can ask for): {', '.join(REQUESTABLE_FIELDS)}\n"
         "- issue_type (with its category and base severity):\n" + "\n".join(issues),
-        "Knowledge base (article_id, title: steps):\n" + "\n".join(articles),
+        "Knowledge base (article_id, title (the facts it needs before it can be applied): steps). An answer "
+        "must say the solution in words; citing an article_id alone is not an answer:\n" + "\n".join(articles),
         "Policy rules:\n" + "\n".join(policy),
         "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
         'Its "action" key names the action; the other keys are that action\'s parameters. Example:\n' + EXAMPLE_REPLY,
     ]
     return "\n\n".join(sections)
+
+
+def _needs(article_id: str) -> str:
+    needs = ARTICLE_NEEDS.get(article_id, ())
+    return "needs: " + ", ".join(needs) if needs else "needs no facts"
 
 
 def _yes_no(value: bool) -> str:
@@ -150,7 +157,7 @@ def _yes_no(value: bool) -> str:
 def user_prompt(obs: Observation) -> str:
     history = [f"[step {n}] {speaker}: {text}" for speaker, text, n in obs.history]
     facts = [f"- {name}: {value}" for name, value in obs.revealed_facts]
-    matches = [f"- {article_id} ({title}): score {score:.2f}" for article_id, title, score in obs.kb_matches]
+    matches = [f"- {a} ({title}; {_needs(a)}): score {score:.2f}" for a, title, score in obs.kb_matches]
     triage = ", ".join(
         f"{name} {value or 'not set'}"
         for name, value in (("category", obs.category), ("issue type", obs.issue_type), ("priority", obs.priority))

@@ -1,9 +1,10 @@
 """Deterministic judging of the agent's free text: politeness, rudeness, relevance
 and keyword stuffing. No model, no randomness: phrase lists and counts.
 
-An answer is credited with an issue when it names that issue's solution (or its
-knowledge-base article). Naming other issues' solutions costs, and naming two or
-more of them, or repeating one phrase over and over, is stuffing and earns nothing."""
+An answer is credited with an issue when it says that issue's solution; citing the
+issue's knowledge-base article alone is not an answer. Naming other issues' solutions (or
+citing a wrong article) costs, and naming two or more of them, or repeating one phrase
+over and over, is stuffing and earns nothing."""
 
 from __future__ import annotations
 
@@ -122,7 +123,8 @@ def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) ->
         wrong += 1
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
-    solves = () if stuffed else tuple([i for i, a in intents if i in named or article_id == a])
+    # An article id is a citation, not an answer: an issue is solved by saying its solution.
+    solves = () if stuffed else tuple([i for i, _ in intents if i in named])
     return Verdict(lower, rude, polite, solves, wrong, stuffed)
 
 

@@ -20,7 +20,7 @@ import pytest
 from baseline_agent.runner import Runner
 from supportenv import SupportEnv
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action, invalid
-from supportenv.catalog import ARTICLES, CATEGORIES, DEPARTMENTS, PRIORITIES
+from supportenv.catalog import ARTICLE_NEEDS, ARTICLES, CATEGORIES, DEPARTMENTS, PRIORITIES
 from supportenv.episode import Observation
 from supportenv.llm import action_tools, parse_action, parse_tool_call, render_prompt
 from supportenv.world import generate
@@ -162,7 +162,9 @@ def test_prompt_shows_the_observation():
     for name, value in obs.revealed_facts:
         assert f"{name}: {value}" in user
     for article_id, title, score in obs.kb_matches:
-        assert f"{article_id} ({title}): score {score:.2f}" in user
+        needs = ARTICLE_NEEDS[article_id]
+        stated = f"needs: {', '.join(needs)}" if needs else "needs no facts"
+        assert f"{article_id} ({title}; {stated}): score {score:.2f}" in user
     assert f"tier {obs.customer_tier}" in user and f"sentiment {obs.sentiment_label}" in user
     assert f"{obs.steps_left} steps left" in user
     assert render_prompt(obs) == render_prompt(obs), "a pure function of the observation"

@@ -169,6 +169,9 @@ def restored(state: EpisodeState) -> tuple[EpisodeState, EpisodeState]:
     return by_row, by_dict
 
 
+GATES = ("triage", "facts_first", "handled", "rules", "closed")
+
+
 def check_grade(grade: Any, task_id: str) -> None:
     task = get_task(task_id)
     assert 0.0 <= grade.score <= 1.0
@@ -176,7 +179,8 @@ def check_grade(grade: Any, task_id: str) -> None:
     assert all(0.0 <= c.score <= 1.0 for c in grade.components)
     assert math.isclose(sum(c.weight for c in grade.components), 1.0)
     assert grade.score == pytest.approx(sum(c.score * c.weight for c in grade.components), abs=1e-5)
-    assert grade.passed == (grade.score >= task.pass_threshold)
+    assert grade.passed == (not grade.failed_gates and grade.score >= task.pass_threshold)
+    assert all(gate.split(": ", 1)[0] in GATES and gate.split(": ", 1)[1] for gate in grade.failed_gates)
     assert all(math.isfinite(r) for r in grade.rewards) and math.isfinite(grade.cumulative_reward)
 
 

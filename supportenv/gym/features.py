@@ -52,7 +52,7 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
   security issues; for outages when enterprise; for refunds over the cap).
 - ``issue_department`` (6): the catalog department of the classified issue type.
 - ``last_action`` (10): one-hot of the previous action's kind (8 kinds, invalid, none).
-- ``feedback`` (16): the last action's feedback is non-empty, and which known note it contains.
+- ``feedback`` (17): the last action's feedback is non-empty, and which known note it contains.
 """
 
 from __future__ import annotations
@@ -191,12 +191,13 @@ LAST_ACTION_KINDS = (*ACTION_KINDS, INVALID_KIND, "none")
 FEEDBACK_NOTES: tuple[tuple[str, str], ...] = (
     ("already_classified", "already classified"),
     ("wrong_category", "category does not fit"),
-    ("fact_repeated", "already gave"),
-    ("question_unhelpful", "question did not help"),
+    ("fact_repeated", "already given"),
+    ("question_unhelpful", "cannot give it"),
+    ("fact_not_needed", "does not need it"),
     ("classify_first", "classify the ticket before"),
     ("needs_escalation", "policy requires this issue to be escalated"),
     ("answer_irrelevant", "does not address"),
-    ("missing_facts", "before gathering the facts"),
+    ("missing_facts", "before gathering what the case needs"),
     ("wrong_article", "article"),
     ("wrong_department", "wrong department"),
     ("needless_transfer", "without a transfer"),

@@ -144,4 +144,5 @@ def grade_to_pb(grade: Grade, episode_id: str = "") -> grader_pb2.GradeResponse:
         cumulative_reward=grade.cumulative_reward,
         rewards=grade.rewards,
         episode_id=episode_id,
+        failed_gates=grade.failed_gates,
     )

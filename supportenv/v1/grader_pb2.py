@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from supportenv.v1 import types_pb2 as supportenv_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1asupportenv/v1/grader.proto\x12\rsupportenv.v1\x1a\x19supportenv/v1/types.proto\"=\n\x0cGradeRequest\x12-\n\ntrajectory\x18\x01 \x01(\x0b\x32\x19.supportenv.v1.Trajectory\"M\n\x0eGradeComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06weight\x18\x03 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"\x98\x02\n\rGradeResponse\x12\r\n\x05score\x18\x01 \x01(\x01\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x31\n\ncomponents\x18\x03 \x03(\x0b\x32\x1d.supportenv.v1.GradeComponent\x12\x16\n\x0egrader_version\x18\x04 \x01(\t\x12\x0f\n\x07task_id\x18\x05 \x01(\t\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\r\n\x05steps\x18\x07 \x01(\x05\x12\x12\n\nterminated\x18\x08 \x01(\x08\x12\x11\n\ttruncated\x18\t \x01(\x08\x12\x19\n\x11\x63umulative_reward\x18\n \x01(\x01\x12\x0f\n\x07rewards\x18\x0b \x03(\x01\x12\x12\n\nepisode_id\x18\x0c \x01(\t2S\n\rGraderService\x12\x42\n\x05Grade\x12\x1b.supportenv.v1.GradeRequest\x1a\x1c.supportenv.v1.GradeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1asupportenv/v1/grader.proto\x12\rsupportenv.v1\x1a\x19supportenv/v1/types.proto\"=\n\x0cGradeRequest\x12-\n\ntrajectory\x18\x01 \x01(\x0b\x32\x19.supportenv.v1.Trajectory\"M\n\x0eGradeComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0e\n\x06weight\x18\x03 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"\xae\x02\n\rGradeResponse\x12\r\n\x05score\x18\x01 \x01(\x01\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\x31\n\ncomponents\x18\x03 \x03(\x0b\x32\x1d.supportenv.v1.GradeComponent\x12\x16\n\x0egrader_version\x18\x04 \x01(\t\x12\x0f\n\x07task_id\x18\x05 \x01(\t\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\r\n\x05steps\x18\x07 \x01(\x05\x12\x12\n\nterminated\x18\x08 \x01(\x08\x12\x11\n\ttruncated\x18\t \x01(\x08\x12\x19\n\x11\x63umulative_reward\x18\n \x01(\x01\x12\x0f\n\x07rewards\x18\x0b \x03(\x01\x12\x12\n\nepisode_id\x18\x0c \x01(\t\x12\x14\n\x0c\x66\x61iled_gates\x18\r \x03(\t2S\n\rGraderService\x12\x42\n\x05Grade\x12\x1b.supportenv.v1.GradeRequest\x1a\x1c.supportenv.v1.GradeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,7 +37,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GRADECOMPONENT']._serialized_start=135
   _globals['_GRADECOMPONENT']._serialized_end=212
   _globals['_GRADERESPONSE']._serialized_start=215
-  _globals['_GRADERESPONSE']._serialized_end=495
-  _globals['_GRADERSERVICE']._serialized_start=497
-  _globals['_GRADERSERVICE']._serialized_end=580
+  _globals['_GRADERESPONSE']._serialized_end=517
+  _globals['_GRADERSERVICE']._serialized_start=519
+  _globals['_GRADERSERVICE']._serialized_end=602
 # @@protoc_insertion_point(module_scope)

@@ -26,7 +26,7 @@ class GradeComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., score: _Optional[float] = ..., weight: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class GradeResponse(_message.Message):
-    __slots__ = ("score", "passed", "components", "grader_version", "task_id", "pass_threshold", "steps", "terminated", "truncated", "cumulative_reward", "rewards", "episode_id")
+    __slots__ = ("score", "passed", "components", "grader_version", "task_id", "pass_threshold", "steps", "terminated", "truncated", "cumulative_reward", "rewards", "episode_id", "failed_gates")
     SCORE_FIELD_NUMBER: _ClassVar[int]
     PASSED_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +39,7 @@ class GradeResponse(_message.Message):
     CUMULATIVE_REWARD_FIELD_NUMBER: _ClassVar[int]
     REWARDS_FIELD_NUMBER: _ClassVar[int]
     EPISODE_ID_FIELD_NUMBER: _ClassVar[int]
+    FAILED_GATES_FIELD_NUMBER: _ClassVar[int]
     score: float
     passed: bool
     components: _containers.RepeatedCompositeFieldContainer[GradeComponent]
@@ -51,4 +52,5 @@ class GradeResponse(_message.Message):
     cumulative_reward: float
     rewards: _containers.RepeatedScalarFieldContainer[float]
     episode_id: str
-    def __init__(self, score: _Optional[float] = ..., passed: _Optional[bool] = ..., components: _Optional[_Iterable[_Union[GradeComponent, _Mapping]]] = ..., grader_version: _Optional[str] = ..., task_id: _Optional[str] = ..., pass_threshold: _Optional[float] = ..., steps: _Optional[int] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., cumulative_reward: _Optional[float] = ..., rewards: _Optional[_Iterable[float]] = ..., episode_id: _Optional[str] = ...) -> None: ...
+    failed_gates: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, score: _Optional[float] = ..., passed: _Optional[bool] = ..., components: _Optional[_Iterable[_Union[GradeComponent, _Mapping]]] = ..., grader_version: _Optional[str] = ..., task_id: _Optional[str] = ..., pass_threshold: _Optional[float] = ..., steps: _Optional[int] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., cumulative_reward: _Optional[float] = ..., rewards: _Optional[_Iterable[float]] = ..., episode_id: _Optional[str] = ..., failed_gates: _Optional[_Iterable[str]] = ...) -> None: ...
