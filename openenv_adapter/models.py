@@ -85,6 +85,11 @@ class Fact(_Part):
     value: str
 
 
+class RewardPart(_Part):
+    name: str
+    value: float
+
+
 class SupportObservation(Observation):
     """Every field of supportenv.episode.Observation, plus the step's reward breakdown.
 
@@ -117,6 +122,10 @@ class SupportObservation(Observation):
     assigned_department: str = ""
     callback_scheduled: bool = False
     last_action_feedback: str = ""
+    last_reward: float = Field(0.0, description="the reward of the agent's last step; 0 before its first")
+    last_reward_breakdown: list[RewardPart] = Field(
+        default_factory=list, description="the named parts of last_reward, in order; empty before the first step"
+    )
     reward_breakdown: dict[str, float] = Field(
         default_factory=dict, description="the named parts the step's reward is the sum of"
     )
@@ -153,6 +162,8 @@ class SupportObservation(Observation):
             assigned_department=obs.assigned_department,
             callback_scheduled=obs.callback_scheduled,
             last_action_feedback=obs.last_action_feedback,
+            last_reward=obs.last_reward,
+            last_reward_breakdown=[RewardPart(name=n, value=v) for n, v in obs.last_reward_breakdown],
             reward=None if result is None else result.reward,
             done=result is not None and (result.terminated or result.truncated),
             reward_breakdown=dict(result.breakdown) if result else {},
@@ -189,6 +200,8 @@ class SupportObservation(Observation):
             assigned_department=self.assigned_department,
             callback_scheduled=self.callback_scheduled,
             last_action_feedback=self.last_action_feedback,
+            last_reward=self.last_reward,
+            last_reward_breakdown=tuple((p.name, p.value) for p in self.last_reward_breakdown),
         )
 
 

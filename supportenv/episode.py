@@ -70,10 +70,17 @@ class EpisodeState:
     # (speaker, text, step); speaker is "customer", "agent" or "system".
     history: list[tuple[str, str, int]] = field(default_factory=list)
     last_feedback: str = ""
+    # The named parts of the last step's reward (rewards[-1]); empty before the first step.
+    last_breakdown: tuple[tuple[str, float], ...] = ()
 
     @property
     def done(self) -> bool:
         return self.terminated or self.truncated
+
+    @property
+    def last_reward(self) -> float:
+        """The last step's reward; 0 before the first step."""
+        return self.rewards[-1] if self.rewards else 0.0
 
     @property
     def cumulative_reward(self) -> float:
@@ -84,6 +91,7 @@ class EpisodeState:
         out = {f.name: (list(v) if isinstance(v := getattr(self, f.name), list) else v) for f in fields(self)}
         out["actions"] = [a.to_dict() for a in self.actions]
         out["history"] = [list(turn) for turn in self.history]
+        out["last_breakdown"] = [list(part) for part in self.last_breakdown]
         return out
 
     @classmethod
@@ -91,6 +99,7 @@ class EpisodeState:
         data = dict(data)
         data["actions"] = [Action.from_dict(a) for a in data["actions"]]
         data["history"] = [tuple(turn) for turn in data["history"]]
+        data["last_breakdown"] = tuple([(name, value) for name, value in data.get("last_breakdown", ())])
         return cls(**data)
 
 
@@ -122,6 +131,9 @@ class Observation:
     assigned_department: str
     callback_scheduled: bool
     last_action_feedback: str
+    # The last step's reward and its named parts (StepResult.reward and .breakdown of that step).
+    last_reward: float
+    last_reward_breakdown: tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True)
@@ -231,6 +243,8 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "assigned_department": state.department,
             "callback_scheduled": state.callback,
             "last_action_feedback": state.last_feedback,
+            "last_reward": state.last_reward,
+            "last_reward_breakdown": state.last_breakdown,
         },
     )
 
@@ -309,7 +323,8 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     total = parts[0][1] if len(parts) == 1 else rounded(sum([value for _, value in parts]), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
-    return total, tuple(parts)
+    state.last_breakdown = tuple(parts)
+    return total, state.last_breakdown
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

@@ -154,6 +154,14 @@ def _yes_no(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def _last_reward(obs: Observation) -> str:
+    """The last step's reward and its named parts, e.g. "+0.40 (classify_correct +0.30, priority_correct +0.10)"."""
+    if obs.step == 0:  # the action_selection task's opening steps were a colleague's, not the agent's
+        return "(no action yet)"
+    parts = ", ".join(f"{name} {value:+.2f}" for name, value in obs.last_reward_breakdown)
+    return f"{obs.last_reward:+.2f}" + (f" ({parts})" if parts else "")
+
+
 def user_prompt(obs: Observation) -> str:
     history = [f"[step {n}] {speaker}: {text}" for speaker, text, n in obs.history]
     facts = [f"- {name}: {value}" for name, value in obs.revealed_facts]
@@ -183,6 +191,7 @@ def user_prompt(obs: Observation) -> str:
         "Knowledge-base matches for this ticket (by keyword score; they can be misleading):",
         *(matches or ["(none)"]),
         "",
+        f"Reward for your last action: {_last_reward(obs)}",
         f"Feedback on your last action: {obs.last_action_feedback or '(none)'}",
         "",
         "Choose the next action. Reply with one JSON object only.",

@@ -54,7 +54,7 @@ def _play_opening(scenario: Scenario, state: EpisodeState) -> None:
         advance(scenario, state, action)
     state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
     state.step, state.cost = 0, 0.0
-    state.rewards, state.actions, state.last_feedback = [], [], ""
+    state.rewards, state.actions, state.last_feedback, state.last_breakdown = [], [], "", ()
 
 
 def replay(

@@ -78,6 +78,8 @@ def reference_observation(obs: Observation) -> pb.Observation:
             msg.kb_matches.extend(pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in value)
         elif field.name == "revealed_facts":
             msg.revealed_facts.extend(pb.Fact(name=name, value=fact) for name, fact in value)
+        elif field.name == "last_reward_breakdown":
+            msg.last_reward_breakdown.extend(pb.RewardComponent(name=name, value=part) for name, part in value)
         elif field.name in _ENUMS:
             setattr(msg, field.name, _ENUMS[field.name].get(value, 0))
         elif isinstance(value, tuple):

@@ -63,6 +63,25 @@ def test_reset_step_state(env):
     assert list(state.rewards) == [pytest.approx(step.reward)]
 
 
+@pytest.mark.parametrize("task_id", ["action_selection", TASK])
+def test_each_observation_carries_the_last_step_s_reward(env, task_id):
+    """A Step's observation carries that step's reward and parts, and so does State's; the
+    first observation none (action_selection's opening steps are a previous agent's)."""
+    first = reset(env, task_id=task_id, seed=5)
+    assert first.observation.last_reward == 0.0 and not first.observation.last_reward_breakdown
+    token, rewards = first.state_token, []
+    escalate = pb.Action(escalate_to_human=pb.EscalateToHuman(reason="just in case"))
+    for action in (classify_billing(), escalate, resolve_action()):
+        step = env.Step(env_pb2.StepRequest(state_token=token, action=action), timeout=5)
+        assert step.observation.last_reward == step.reward
+        assert list(step.observation.last_reward_breakdown) == list(step.reward_breakdown)
+        token = step.state_token
+        rewards.append(step.reward)
+    state = env.State(env_pb2.StateRequest(state_token=token), timeout=5).state
+    assert state.observation.last_reward == step.reward and state.observation == step.observation
+    assert any(rewards), "some step was rewarded or penalised"
+
+
 def test_step_is_a_pure_function_of_the_token(env):
     first = reset(env, seed=8)
     request = env_pb2.StepRequest(state_token=first.state_token, action=classify_billing())

@@ -261,6 +261,20 @@ def test_text_env_turns_bad_actions_into_penalised_steps():
         env.step(sg.encode_action(Action("mark_resolved")))
 
 
+def test_text_observation_shows_the_last_step_s_reward():
+    opening, _ = gymnasium.make(sg.TEXT_ENV_ID, task_id="action_selection").unwrapped.reset(seed=3)
+    assert "\nLast reward: none\n" in opening, "a previous agent's opening steps are not this agent's reward"
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id="end_to_end_resolution", split="train").unwrapped
+    obs, _ = env.reset(seed=3)
+    assert "\nLast reward: none\n" in obs
+    expected = generate("end_to_end_resolution", "train", 3).expected
+    classify = Action("classify_issue", category=expected.category, priority=expected.priority)
+    obs, *_ = env.step(sg.encode_action(classify))
+    assert "\nLast reward: +0.40 (classify_correct +0.30, priority_correct +0.10)\n" in obs
+    obs, *_ = env.step(sg.encode_action(Action("respond_with_solution", text="")))
+    assert "\nLast reward: -0.10 (invalid_action -0.10)\n" in obs
+
+
 # ---- remote: a real env service, compared step for step with the library in this process ----
 
 

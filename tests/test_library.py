@@ -8,7 +8,7 @@ import pytest
 
 from supportenv import SupportEnv, expert
 from supportenv.actions import Action, ask, assign, classify, escalate, parse, resolve, respond
-from supportenv.episode import EpisodeState, step
+from supportenv.episode import EpisodeState, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.graders import grade_state, grade_trajectory
 from supportenv.replay import new_episode
@@ -215,3 +215,27 @@ def test_unparseable_output_is_a_penalised_step_not_an_error():
     assert dict(result.breakdown) == {"invalid_action": -0.1} and not result.terminated
     assert "expected a JSON object" in result.observation.last_action_feedback
     assert grade_trajectory("end_to_end_resolution", "train", 4, [invalid("x", "bad")]).steps == 1
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_each_observation_shows_the_reward_of_the_step_before_it(task_id):
+    """Observation k carries step k's reward and its parts; the first carries none, even in
+    action_selection, where the opening steps were a previous agent's and not rewarded to this one."""
+    opening = 2 if task_id == "action_selection" else 0  # steps a previous agent took
+    seed = find_seed(task_id, lambda s: not s.expected.escalate and s.prefix_steps >= opening)
+    scenario, state = new_episode(task_id, "train", seed)
+    first = observe(scenario, state)
+    assert (first.last_reward, first.last_reward_breakdown) == (0.0, ())
+    if task_id == "action_selection":
+        assert len(first.history) > 1, "the opening was played"
+    # A needless escalation first, so a penalty shows as well as the expert's rewards.
+    actions = [escalate("just in case")]
+    shown = []
+    while not state.done:
+        action = actions.pop() if actions else expert.expert_action(scenario, state, task_id)
+        result = step(scenario, state, action)
+        assert result.observation.last_reward == result.reward == state.rewards[-1]
+        assert result.observation.last_reward_breakdown == result.breakdown
+        assert result.observation == observe(scenario, state)
+        shown.append(result.observation.last_reward)
+    assert min(shown) < 0 < max(shown)

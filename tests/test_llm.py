@@ -181,6 +181,23 @@ def test_prompt_shows_the_last_feedback():
     )
 
 
+def test_prompt_shows_the_last_step_s_reward_and_its_parts():
+    # action_selection opens after a previous agent's steps: their rewards are not this agent's.
+    opening = SupportEnv(task_id="action_selection", split="train", seed=3).reset()
+    assert len(opening.history) > 1
+    assert "Reward for your last action: (no action yet)" in render_prompt(opening)[1]["content"]
+    env = SupportEnv(task_id="end_to_end_resolution", split="train", seed=3)
+    assert "Reward for your last action: (no action yet)" in render_prompt(env.reset())[1]["content"]
+    expected = generate("end_to_end_resolution", "train", 3).expected
+    obs, *_ = env.step(Action("classify_issue", category=expected.category, priority=expected.priority))
+    assert (
+        "Reward for your last action: +0.40 (classify_correct +0.30, priority_correct +0.10)"
+        in render_prompt(obs)[1]["content"]
+    )
+    obs, *_ = env.step(invalid("???", "the reply contains no JSON object"))
+    assert "Reward for your last action: -0.10 (invalid_action -0.10)" in render_prompt(obs)[1]["content"]
+
+
 def test_prompt_never_shows_hidden_facts():
     for task_id in TASKS:
         for seed in range(25):

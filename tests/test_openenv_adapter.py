@@ -175,6 +175,7 @@ def test_episode_matches_grpc(adapter_url, grpc_env, task, split, seed):
         result = env.reset(task_id=task, split=split, seed=seed, episode_id=episode_id)
         assert result.reward is None and result.done is False
         assert result.observation.to_library() == codec.observation_from_pb(reset.observation)
+        assert result.observation.last_reward == 0.0 and result.observation.last_reward_breakdown == []
         assert env.state().episode_id == episode_id == reset.episode_id
 
         for count, (action, local) in enumerate(plan, start=1):
@@ -190,6 +191,9 @@ def test_episode_matches_grpc(adapter_url, grpc_env, task, split, seed):
             assert result.observation.to_library() == codec.observation_from_pb(remote.observation), where
             assert result.observation.to_library() == local.observation, where
             assert result.observation.reward_breakdown == {c.name: c.value for c in remote.reward_breakdown}, where
+            # The step's reward shows in its observation, as the library's and the gRPC service's do.
+            assert result.observation.last_reward == result.reward, where
+            assert [(p.name, p.value) for p in result.observation.last_reward_breakdown] == list(local.breakdown), where
             assert REWARD_RANGE[0] <= result.reward <= REWARD_RANGE[1], "openenv.yaml declares the served range"
             assert env.state().step_count == count, where
         state = env.state()

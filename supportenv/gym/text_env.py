@@ -2,7 +2,8 @@
 
 Observation: `spaces.Text`, a plain-ASCII rendering of the library's `Observation` (ticket, tier,
 sentiment, triage so far, latest customer message, conversation, facts revealed, knowledge-base
-matches, policy, instructions, steps left, last feedback); see `render_observation`.
+matches, policy, instructions, steps left, the last step's reward and its parts, last feedback);
+see `render_observation`.
 
 Action: `spaces.Dict` with
     kind        Discrete(8)    index into `ACTION_KINDS`
@@ -180,6 +181,10 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
     dash = "-"
     facts = ", ".join(f"{name}={value}" for name, value in obs.revealed_facts) or "none"
     kb = "; ".join(f"{a} {title} ({score:.3f})" for a, title, score in obs.kb_matches) or "none"
+    reward = "none"  # before the agent's first step
+    if obs.step:
+        parts = ", ".join(f"{name} {value:+.2f}" for name, value in obs.last_reward_breakdown)
+        reward = f"{obs.last_reward:+.2f}" + (f" ({parts})" if parts else "")
     head = [
         f"Ticket {obs.ticket_id} | task {obs.task_id} | step {obs.step} of {obs.max_steps}, "
         f"{obs.steps_left} left | cost so far ${obs.cost_so_far:.2f}",
@@ -200,6 +205,7 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
         f"Instructions: {obs.task_instructions}",
         f"Requestable fields: {', '.join(obs.requestable_fields)}",
         f"Issue types: {', '.join(obs.issue_types)}",
+        f"Last reward: {reward}",
         f"Last feedback: {obs.last_action_feedback or 'none'}",
     ]
     text = to_charset("\n".join(head + turns + tail))

@@ -111,11 +111,12 @@ _SENTIMENT_SCORE, _CATEGORY, _ISSUE_TYPE = tag(_O, "sentiment_score"), tag(_O, "
 _PRIORITY, _STEP, _STEPS_LEFT = tag(_O, "priority"), tag(_O, "step"), tag(_O, "steps_left")
 _COST, _ESCALATED, _DEPARTMENT = tag(_O, "cost_so_far"), tag(_O, "escalated"), tag(_O, "assigned_department")
 _CALLBACK, _FEEDBACK = tag(_O, "callback_scheduled"), tag(_O, "last_action_feedback")
+_LAST_REWARD, _LAST_BREAKDOWN = tag(_O, "last_reward"), tag(_O, "last_reward_breakdown")
 
 _S = env_pb2.StepResponse
 _STEP_OBSERVATION, _REWARD, _TERMINATED = tag(_S, "observation"), tag(_S, "reward"), tag(_S, "terminated")
 _TRUNCATED, _STEP_TOKEN, _CUMULATIVE = tag(_S, "truncated"), tag(_S, "state_token"), tag(_S, "cumulative_reward")
-_NEXT_EPISODE = tag(_S, "next_episode")
+_NEXT_EPISODE, _BREAKDOWN = tag(_S, "next_episode"), tag(_S, "reward_breakdown")
 
 _R = env_pb2.ResetResponse
 _RESET_OBSERVATION, _RESET_TOKEN = tag(_R, "observation"), tag(_R, "state_token")
@@ -160,8 +161,10 @@ def _fact(name: str, value: str) -> bytes:
 
 
 @lru_cache(maxsize=1024)
-def _reward_part(name: str, value: float) -> bytes:
-    return env_pb2.StepResponse(reward_breakdown=[pb.RewardComponent(name=name, value=value)]).SerializeToString()
+def _reward_part(key: bytes, name: str, value: float) -> bytes:
+    """One item of a repeated RewardComponent field: StepResponse.reward_breakdown or
+    Observation.last_reward_breakdown, by `key`."""
+    return present(key, pb.RewardComponent(name=name, value=value).SerializeToString())
 
 
 def _encode_briefing(brief: Briefing) -> bytes:
@@ -234,6 +237,11 @@ def observation(scenario: Scenario, state: EpisodeState) -> bytes:
     if state.last_feedback:
         text = state.last_feedback.encode()
         parts += (_FEEDBACK, varint(len(text)), text)
+    reward = _pack_double(state.last_reward)
+    if reward != _ZERO_DOUBLE:
+        parts += (_LAST_REWARD, reward)
+    if state.last_breakdown:
+        parts += [_reward_part(_LAST_BREAKDOWN, name, value) for name, value in state.last_breakdown]
     return b"".join(parts)
 
 
@@ -253,7 +261,7 @@ def step_response(
             double(_REWARD, reward),
             flag(_TERMINATED, state.terminated),
             flag(_TRUNCATED, state.truncated),
-            *[_reward_part(name, value) for name, value in breakdown],
+            *[_reward_part(_BREAKDOWN, name, value) for name, value in breakdown],
             blob(_STEP_TOKEN, token),
             double(_CUMULATIVE, state.cumulative_reward),
             present(_NEXT_EPISODE, next_episode) if next_episode else b"",
@@ -360,5 +368,7 @@ def observation_from_pb(msg: pb.Observation, briefing: Briefing | None = None) -
             "assigned_department": convert.DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
             "callback_scheduled": msg.callback_scheduled,
             "last_action_feedback": msg.last_action_feedback,
+            "last_reward": msg.last_reward,
+            "last_reward_breakdown": tuple([(part.name, part.value) for part in msg.last_reward_breakdown]),
         },
     )

@@ -228,7 +228,7 @@ class Fact(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("ticket_id", "task_id", "customer_message", "history", "sentiment_label", "sentiment_score", "customer_tier", "customer_tenure_days", "customer_total_revenue", "category", "priority", "kb_matches", "revealed_facts", "requestable_fields", "policy", "task_instructions", "step", "max_steps", "steps_left", "cost_so_far", "escalated", "assigned_department", "callback_scheduled", "last_action_feedback", "issue_types", "issue_type")
+    __slots__ = ("ticket_id", "task_id", "customer_message", "history", "sentiment_label", "sentiment_score", "customer_tier", "customer_tenure_days", "customer_total_revenue", "category", "priority", "kb_matches", "revealed_facts", "requestable_fields", "policy", "task_instructions", "step", "max_steps", "steps_left", "cost_so_far", "escalated", "assigned_department", "callback_scheduled", "last_action_feedback", "issue_types", "issue_type", "last_reward", "last_reward_breakdown")
     TICKET_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     CUSTOMER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -255,6 +255,8 @@ class Observation(_message.Message):
     LAST_ACTION_FEEDBACK_FIELD_NUMBER: _ClassVar[int]
     ISSUE_TYPES_FIELD_NUMBER: _ClassVar[int]
     ISSUE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    LAST_REWARD_FIELD_NUMBER: _ClassVar[int]
+    LAST_REWARD_BREAKDOWN_FIELD_NUMBER: _ClassVar[int]
     ticket_id: str
     task_id: str
     customer_message: str
@@ -281,7 +283,9 @@ class Observation(_message.Message):
     last_action_feedback: str
     issue_types: _containers.RepeatedScalarFieldContainer[str]
     issue_type: str
-    def __init__(self, ticket_id: _Optional[str] = ..., task_id: _Optional[str] = ..., customer_message: _Optional[str] = ..., history: _Optional[_Iterable[_Union[ConversationTurn, _Mapping]]] = ..., sentiment_label: _Optional[_Union[SentimentLabel, str]] = ..., sentiment_score: _Optional[float] = ..., customer_tier: _Optional[_Union[CustomerTier, str]] = ..., customer_tenure_days: _Optional[int] = ..., customer_total_revenue: _Optional[float] = ..., category: _Optional[_Union[IssueCategory, str]] = ..., priority: _Optional[_Union[Priority, str]] = ..., kb_matches: _Optional[_Iterable[_Union[KnowledgeBaseMatch, _Mapping]]] = ..., revealed_facts: _Optional[_Iterable[_Union[Fact, _Mapping]]] = ..., requestable_fields: _Optional[_Iterable[str]] = ..., policy: _Optional[_Iterable[str]] = ..., task_instructions: _Optional[str] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., cost_so_far: _Optional[float] = ..., escalated: _Optional[bool] = ..., assigned_department: _Optional[_Union[Department, str]] = ..., callback_scheduled: _Optional[bool] = ..., last_action_feedback: _Optional[str] = ..., issue_types: _Optional[_Iterable[str]] = ..., issue_type: _Optional[str] = ...) -> None: ...
+    last_reward: float
+    last_reward_breakdown: _containers.RepeatedCompositeFieldContainer[RewardComponent]
+    def __init__(self, ticket_id: _Optional[str] = ..., task_id: _Optional[str] = ..., customer_message: _Optional[str] = ..., history: _Optional[_Iterable[_Union[ConversationTurn, _Mapping]]] = ..., sentiment_label: _Optional[_Union[SentimentLabel, str]] = ..., sentiment_score: _Optional[float] = ..., customer_tier: _Optional[_Union[CustomerTier, str]] = ..., customer_tenure_days: _Optional[int] = ..., customer_total_revenue: _Optional[float] = ..., category: _Optional[_Union[IssueCategory, str]] = ..., priority: _Optional[_Union[Priority, str]] = ..., kb_matches: _Optional[_Iterable[_Union[KnowledgeBaseMatch, _Mapping]]] = ..., revealed_facts: _Optional[_Iterable[_Union[Fact, _Mapping]]] = ..., requestable_fields: _Optional[_Iterable[str]] = ..., policy: _Optional[_Iterable[str]] = ..., task_instructions: _Optional[str] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., cost_so_far: _Optional[float] = ..., escalated: _Optional[bool] = ..., assigned_department: _Optional[_Union[Department, str]] = ..., callback_scheduled: _Optional[bool] = ..., last_action_feedback: _Optional[str] = ..., issue_types: _Optional[_Iterable[str]] = ..., issue_type: _Optional[str] = ..., last_reward: _Optional[float] = ..., last_reward_breakdown: _Optional[_Iterable[_Union[RewardComponent, _Mapping]]] = ...) -> None: ...
 
 class RewardComponent(_message.Message):
     __slots__ = ("name", "value")

@@ -1,0 +1,339 @@
+"""Play one ticket from the terminal, as a person or as a model, seeing exactly what a model sees.
+
+    python -m supportenv.play --task end_to_end_resolution --split validation --seed 3
+    python -m supportenv.play --seed 3 --replies replies.txt [--system] [--json]
+    python -m supportenv.play --list-tasks
+
+Every decision shows the chat prompt `supportenv.llm.render_prompt` builds for the current
+observation (the messages the LLM policy sends), every reply is read with
+`supportenv.llm.parse_action` as the LLM policy reads a model's reply (an unreadable one is a
+penalised invalid step), and every step shows the parsed action, the step reward and its named
+parts, the feedback and the conversation it added. At the end: the grader's grade of the
+trajectory, component by component.
+
+Interactive (default): a reply is one or more lines of text ended by an empty line; Ctrl-D stops.
+
+--replies FILE (stateless, for models): FILE holds the replies given so far, one per line (blank
+lines ignored; `-` reads stdin). The episode is replayed from the start, then comes the prompt for
+the next decision (the system message only when FILE has no replies yet, or with --system) or,
+if the episode ended, its grade. Append the next reply as one line and run again. With --json the
+same comes as one JSON object whose "messages" is the full chat prompt for the next decision.
+
+Exit status: 0 done; 1 interactive input ended before the episode did (or the output was closed);
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from supportenv.actions import INVALID_KIND, Action
+from supportenv.episode import StepResult, observe, step
+from supportenv.errors import InvalidRequestError, SupportEnvError
+from supportenv.graders import Grade, grade_trajectory
+from supportenv.llm import EXAMPLE_REPLY, parse_action, render_prompt
+from supportenv.replay import new_episode
+from supportenv.rewards import REWARD_TABLE
+from supportenv.tasks import TASK_IDS, TASKS
+from supportenv.world import SPLITS
+
+PROG = "python -m supportenv.play"
+RULE = "=" * 12
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """One reply and what the library made of it."""
+
+    reply: str
+    action: Action  # as parse_action read the reply
+    result: StepResult  # the reward, its named parts, and the next observation (which carries the feedback)
+    conversation: tuple[tuple[str, str], ...]  # (speaker, text) turns this step added
+
+    @property
+    def number(self) -> int:
+        return self.result.observation.step
+
+    @property
+    def feedback(self) -> str:
+        return self.result.observation.last_action_feedback
+
+    def to_dict(self) -> dict[str, Any]:
+        result = self.result
+        return {
+            "step": self.number,
+            "reply": self.reply,
+            "action": self.action.to_dict(),
+            "reward": result.reward,
+            "breakdown": [{"name": name, "value": value} for name, value in result.breakdown],
+            "feedback": self.feedback,
+            "conversation": [{"speaker": speaker, "text": text} for speaker, text in self.conversation],
+            "terminated": result.terminated,
+            "truncated": result.truncated,
+        }
+
+
+class Session:
+    """One episode of the in-process library, played reply by reply as the LLM policy plays it."""
+
+    def __init__(self, task_id: str, split: str, seed: int) -> None:
+        self.scenario, self.state = new_episode(task_id, split, seed)
+
+    @property
+    def done(self) -> bool:
+        return self.state.done
+
+    def messages(self) -> list[dict[str, str]]:
+        """The chat prompt for the next decision, exactly as the LLM policy builds it."""
+        return render_prompt(observe(self.scenario, self.state))
+
+    def take(self, reply: str) -> StepReport:
+        action = parse_action(reply)
+        shown = len(self.state.history)
+        result = step(self.scenario, self.state, action)
+        added = tuple((speaker, text) for speaker, text, _ in self.state.history[shown:])
+        return StepReport(reply, action, result, added)
+
+    def ending(self) -> str:
+        state = self.state
+        if state.terminated:
+            return "terminated: the ticket was marked resolved"
+        if state.customer_left:
+            return "truncated: the customer ran out of patience and left"
+        return f"truncated: the step budget of {self.scenario.briefing.max_steps} is used up"
+
+    def grade(self) -> Grade:
+        """The grader's verdict, from the trajectory alone (what the grader service computes)."""
+        state = self.state
+        return grade_trajectory(state.task_id, state.split, state.seed, state.actions)
+
+
+# ---- text for people ----
+
+
+def _signed(value: float) -> str:
+    text = f"{value:+.2f}"
+    return text if float(text) == round(value, 6) else f"{value:+g}"
+
+
+def heading(title: str) -> str:
+    return f"{RULE} {title} {RULE}"
+
+
+def format_header(session: Session) -> str:
+    state, brief = session.state, session.scenario.briefing
+    return (
+        f"Ticket {brief.ticket_id}: task {state.task_id}, split {state.split}, seed {state.seed}, "
+        f"at most {brief.max_steps} steps"
+    )
+
+
+def format_prompt(messages: list[dict[str, str]], step: int, with_system: bool) -> str:
+    """The chat messages verbatim, each under a heading naming its role."""
+    blocks = []
+    for message in messages:
+        if message["role"] == "system" and not with_system:
+            continue
+        title = "SYSTEM PROMPT" if message["role"] == "system" else f"USER PROMPT (decision for step {step + 1})"
+        blocks.append(f"{heading(title)}\n{message['content']}")
+    return "\n\n".join(blocks)
+
+
+def format_step(report: StepReport) -> str:
+    action = report.action
+    reply = report.reply.replace("\n", "\n          ")  # a multi-line reply stays in its column
+    lines = [heading(f"Step {report.number}"), f"Reply:    {reply}"]
+    if action.kind == INVALID_KIND:
+        lines.append(f"Parsed:   invalid ({action.error})")
+    else:
+        lines.append(f"Parsed:   {json.dumps(action.to_dict(), ensure_ascii=False)}")
+    breakdown = report.result.breakdown
+    lines.append(f"Reward:   {_signed(report.result.reward)}")
+    width = max((len(name) for name, _ in breakdown), default=0)
+    for name, value in breakdown:
+        meaning = REWARD_TABLE[name][1] if name in REWARD_TABLE else ""
+        lines.append(f"  {name:<{width}}  {_signed(value):>6}  {meaning}".rstrip())
+    if not breakdown:
+        lines.append("  (no reward parts)")
+    lines.append(f"Feedback: {report.feedback or '(none)'}")
+    lines.append("Conversation added:")
+    lines.extend(f"  {speaker}: {text}" for speaker, text in report.conversation)
+    if not any(speaker == "customer" for speaker, _ in report.conversation):
+        lines.append("  (the customer did not reply)")
+    return "\n".join(lines)
+
+
+def format_grade(grade: Grade) -> str:
+    verdict = "passed" if grade.passed else "not passed"
+    lines = [
+        heading("GRADE"),
+        f"Score {grade.score:.3f}: {verdict} (pass mark {grade.pass_threshold:.2f}; grader {grade.grader_version})",
+    ]
+    width = max(len("component"), *(len(c.name) for c in grade.components))
+    lines.append(f"  {'component':<{width}}  score  weight  weighted  detail")
+    for c in grade.components:
+        lines.append(f"  {c.name:<{width}}  {c.score:.3f}  {c.weight:6.2f}  {c.score * c.weight:8.3f}  {c.detail}")
+    return "\n".join(lines)
+
+
+def format_end(session: Session) -> str:
+    state = session.state
+    summary = f"{session.ending()}, after {state.step} steps; return {_signed(state.cumulative_reward)}"
+    return f"{heading('EPISODE ENDED')}\n{summary}\n\n{format_grade(session.grade())}"
+
+
+def format_tasks() -> str:
+    lines = ["Tasks (--task):"]
+    width = max(len(t.task_id) for t in TASKS)
+    for t in TASKS:
+        lines.append(
+            f"  {t.task_id:<{width}}  {t.difficulty:<6}  at most {t.max_steps:>2} steps, "
+            f"pass mark {t.pass_threshold:.2f}: {t.description}"
+        )
+    lines.append(f"Splits (--split): {', '.join(SPLITS)}")
+    return "\n".join(lines)
+
+
+# ---- the two modes ----
+
+
+def read_reply(stream: TextIO) -> str | None:
+    """One interactive reply: its lines up to an empty line (leading empty lines are skipped).
+    None when the input ends before any text."""
+    lines: list[str] = []
+    for line in iter(stream.readline, ""):
+        if line.strip():
+            lines.append(line.rstrip("\r\n"))
+        elif lines:
+            break
+    return "\n".join(lines) if lines else None
+
+
+def play_interactive(session: Session, stdin: TextIO, out: TextIO) -> int:
+    messages = session.messages()
+    print(format_header(session), file=out)
+    print(
+        "You are the agent. Each decision shows the prompt a language model gets (the system prompt below comes "
+        "before every user prompt); reply with one action as JSON, e.g.\n"
+        f"{EXAMPLE_REPLY}\n\n{format_prompt(messages, session.state.step, with_system=True)}",
+        file=out,
+    )
+    while True:
+        print(f"\n{heading('YOUR REPLY (one or more lines, then an empty line; Ctrl-D stops)')}", file=out, flush=True)
+        reply = read_reply(stdin)
+        if reply is None:
+            print(f"Input ended at step {session.state.step}, before the episode did; nothing was graded.", file=out)
+            return 1
+        print(f"\n{format_step(session.take(reply))}", file=out)
+        if session.done:
+            print(f"\n{format_end(session)}", file=out)
+            return 0
+        print(f"\n{format_prompt(session.messages(), session.state.step, with_system=False)}", file=out)
+
+
+def read_replies(source: str, stdin: TextIO) -> list[tuple[int, str]]:
+    """The non-blank lines of FILE (or stdin for '-'), with their line numbers."""
+    cannot = f"cannot read the replies file {source}"
+    try:
+        text = stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidRequestError(f"{cannot}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InvalidRequestError(f"{cannot}: it is not UTF-8 text ({exc.reason})") from None
+    return [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def replay_replies(session: Session, replies: list[tuple[int, str]], source: str) -> Iterator[StepReport]:
+    where = "stdin" if source == "-" else source
+    for number, reply in replies:
+        if session.done:
+            raise InvalidRequestError(
+                f"{where}:{number}: a reply after the episode ended at step {session.state.step} "
+                f"({session.ending()}); remove it and any after it"
+            )
+        yield session.take(reply)
+
+
+def play_replies(session: Session, source: str, stdin: TextIO, out: TextIO, with_system: bool, as_json: bool) -> int:
+    replies = read_replies(source, stdin)
+    reports = list(replay_replies(session, replies, source))  # all checked before anything is printed
+    if as_json:
+        state = session.state
+        document = {
+            "task_id": state.task_id,
+            "split": state.split,
+            "seed": state.seed,
+            "ticket_id": session.scenario.briefing.ticket_id,
+            "steps": [report.to_dict() for report in reports],
+            "done": session.done,
+            "ending": session.ending() if session.done else "",
+            "messages": None if session.done else session.messages(),
+            "grade": dataclasses.asdict(session.grade()) if session.done else None,
+        }
+        print(json.dumps(document, ensure_ascii=False, indent=2), file=out)
+        return 0
+    blocks = [format_header(session), *(format_step(report) for report in reports)]
+    if session.done:
+        blocks.append(format_end(session))
+    else:
+        first = not replies
+        blocks.append(format_prompt(session.messages(), session.state.step, with_system=with_system or first))
+        where = "the replies file" if source != "-" else "the replies"
+        blocks.append(f"{heading('NEXT')}\nAppend your reply to {where} as one line and run this command again.")
+    print("\n\n".join(blocks), file=out)
+    return 0
+
+
+# ---- command line ----
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default="end_to_end_resolution", help=f"one of {', '.join(TASK_IDS)}")
+    parser.add_argument("--split", default="validation", help=f"one of {', '.join(SPLITS)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--replies", metavar="FILE", help="stateless mode: the replies so far, one per line; - = stdin")
+    parser.add_argument("--system", action="store_true", help="with --replies: always show the system prompt")
+    parser.add_argument("--json", action="store_true", help="with --replies: one JSON object instead of text")
+    parser.add_argument("--list-tasks", action="store_true", help="list the tasks and splits, then exit")
+    args = parser.parse_args(argv)
+    if (args.system or args.json) and args.replies is None:
+        parser.error("--system and --json go with --replies FILE")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list_tasks:
+        print(format_tasks())
+        return 0
+    try:
+        session = Session(args.task, args.split, args.seed)
+        if args.replies is None:
+            return play_interactive(session, sys.stdin, sys.stdout)
+        return play_replies(session, args.replies, sys.stdin, sys.stdout, args.system, args.json)
+    except SupportEnvError as exc:  # bad input: one line, no traceback
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader left (e.g. `| head`): stop quietly, with no flush error at exit
+        sys.stdout = None  # type: ignore[assignment]
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
