@@ -24,6 +24,7 @@ from baseline_agent.llm_policy import LLMPolicy
 from supportenv import expert
 from supportenv.actions import ACTION_KINDS, Action
 from supportenv.catalog import (
+    ARTICLE_NEEDS,
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
@@ -114,15 +115,6 @@ _CATEGORY_OF = {i.issue_id: i.category for i in ISSUE_TYPES}
 _ISSUE_OF_ARTICLE = {i.article_id: i.issue_id for i in ISSUE_TYPES}
 _ARTICLE_OF_ISSUE = {i.issue_id: i.article_id for i in ISSUE_TYPES}
 _SEVERITY_OF = {i.issue_id: i.severity for i in ISSUE_TYPES}
-# What the rule agent asks for, by category: a help-desk checklist, not the hidden truth.
-_FACTS_BY_CATEGORY = {
-    "billing": ("order_id", "amount"),
-    "delivery": ("order_id", "tracking_number"),
-    "refund": ("order_id", "amount", "account_email"),
-    "account": ("account_email",),
-    "technical": ("error_code", "device_model"),
-    "general": (),
-}
 _SECURITY = ("account_takeover", "two_factor_lost", "data_deletion")
 _OUTAGES = ("error_403", "service_outage", "integration_failure")
 
@@ -170,7 +162,9 @@ class RulePolicy(_Base):
             return Action("classify_issue", category=category, priority=priority, issue_type=issue)
         if self.task_id == "issue_classification":
             return Action("mark_resolved", text="Classified.")
-        wanted = tuple(f for f in _FACTS_BY_CATEGORY[obs.category or category] if f not in dict(obs.revealed_facts))
+        # What the issue's article says it needs (stated in the prompt), not the hidden truth.
+        needs = ARTICLE_NEEDS[_ARTICLE_OF_ISSUE[issue]]
+        wanted = tuple(f for f in needs if f not in dict(obs.revealed_facts))
         if not self._asked and wanted:
             self._asked = True
             return Action("ask_for_more_info", fields=wanted, text="Could you please share these details?")

@@ -1149,20 +1149,107 @@ VAGUE_REPLIES = (
     "I'm not sure how to answer that.",
 )
 
+# How the customer names each issue in its own words, and what the right answer gives it:
+# "fix" (steps the customer takes now), "promise" (the company will put it right) or
+# "info" (the answer to a question).
+ISSUE_WORDS: dict[str, tuple[str, str]] = {
+    "payment_failure": ("my declined payment", "fix"),
+    "double_charge": ("the double charge", "promise"),
+    "wrong_amount": ("the overcharge", "promise"),
+    "subscription_cancel": ("cancelling my subscription", "promise"),
+    "invoice_request": ("the invoice", "info"),
+    "delayed_delivery": ("my late parcel", "promise"),
+    "lost_package": ("my missing parcel", "promise"),
+    "wrong_item": ("the wrong item", "promise"),
+    "damaged_item": ("the damaged item", "promise"),
+    "address_change": ("changing my delivery address", "promise"),
+    "refund_request": ("my refund", "promise"),
+    "refund_status": ("my refund", "info"),
+    "return_label": ("the return label", "fix"),
+    "account_locked": ("getting back into my account", "fix"),
+    "email_change": ("changing my login email", "fix"),
+    "account_takeover": ("someone getting into my account", "fix"),
+    "two_factor_lost": ("my two-factor codes", "fix"),
+    "data_deletion": ("deleting my account", "promise"),
+    "error_403": ("the 403 error", "fix"),
+    "app_crash": ("the app crashing", "fix"),
+    "service_outage": ("the outage", "info"),
+    "slow_performance": ("the slowness", "fix"),
+    "integration_failure": ("our integration", "fix"),
+    "feature_request": ("my suggestion", "info"),
+    "shipping_policy_question": ("my shipping question", "info"),
+}
+
+# The customer's replies to what the agent did, by kind. Placeholders: {issue} and
+# {remaining} are issue words (ISSUE_WORDS), {fact} a fact's name as people say it.
+# "solved_*" answer the last of the customer's issues, by kind of answer; the "_grudging"
+# ones are for a customer still annoyed, so that the words match the mood shown.
 REACTIONS = {
-    "solved": (
-        "Thank you, that fixes it!",
-        "Great, that worked.",
-        "Perfect, thanks for sorting this out.",
-        "That did the trick, much appreciated.",
-        "Brilliant, all sorted now. Thanks!",
+    "solved_fix": (
+        "Thanks, that makes sense. I'll do that now.",
+        "Great, I'll try those steps right away. Thank you!",
+        "Perfect, that's clear. I'll give it a go.",
+        "Thank you, I know what to do now.",
+    ),
+    "solved_fix_grudging": (
+        "Fine, I'll try that.",
+        "Okay. I'll do that, and I hope it works this time.",
+        "Right, I'll give it a go. It shouldn't have been this hard.",
+    ),
+    "solved_promise": (
+        "Thank you, I'll look out for it.",
+        "Great, thanks for sorting this out.",
+        "Okay, good to know it's being put right. Thanks!",
+        "Brilliant, thanks for taking care of it.",
+    ),
+    "solved_promise_grudging": (
+        "Okay. I'll believe it when I see it.",
+        "Fine. Please make sure it actually happens this time.",
+        "Alright, I'll wait and see.",
+    ),
+    "solved_info": (
+        "Thanks, that answers my question.",
+        "Great, that's what I needed to know. Thank you!",
+        "Perfect, thanks for explaining.",
+    ),
+    "solved_info_grudging": (
+        "Okay, fine. That answers it, I suppose.",
+        "Right. Could have told me that sooner.",
+    ),
+    "partly_solved": (
+        "Thanks, that helps with {issue}, but I still need help with {remaining}.",
+        "Okay, that covers {issue}. What about {remaining}?",
+        "That's {issue} dealt with, thanks, but {remaining} is still a problem.",
+    ),
+    "missing_facts": (
+        "Don't you need my {fact} to sort this out?",
+        "How can you fix that without my {fact}?",
+        "Shouldn't you ask for my {fact} first?",
     ),
     "unhelpful": (
-        "That doesn't help me at all.",
-        "That has nothing to do with my issue.",
-        "I don't see how that answers my question.",
+        "That doesn't help me with {issue} at all.",
+        "I don't see how that answers my question about {issue}.",
         "Sorry, but that's not what I asked about.",
         "That doesn't solve anything.",
+    ),
+    "citation_only": (
+        "Which steps do you mean? Can you tell me what to do?",
+        "I'd rather you just told me what to do.",
+        "Could you explain it here instead of pointing me to an article?",
+    ),
+    "repeated_answer": (
+        "You already told me that.",
+        "Yes, you said that before.",
+        "I know, you mentioned that already.",
+    ),
+    "interim": (
+        "Okay, I'll do that now. Will someone look into it properly as well?",
+        "Thanks, done. Is someone going to follow this up?",
+        "Alright, I'll do that straight away. What happens next?",
+    ),
+    "needs_approval": (
+        "So can you actually approve that, or does someone else need to?",
+        "Are you sure you can do that? Who signs this off?",
     ),
     "rude": (
         "Excuse me? That's very rude.",
@@ -1172,28 +1259,16 @@ REACTIONS = {
         "I'd like to speak to someone who'll treat me with some respect.",
     ),
     "premature": (
-        "Wait, my problem isn't fixed yet!",
+        "Wait, {issue} isn't sorted yet!",
         "You can't just close this, nothing was solved.",
-        "Hold on, we're not done here.",
-        "Hang on, you haven't actually helped me yet.",
+        "Hold on, we're not done with {issue}.",
+        "Hang on, you haven't actually helped me with {issue} yet.",
     ),
     "escalated": (
         "Okay, I'll wait for the specialist.",
         "Thanks, I hope they can help quickly.",
         "Fine, as long as someone senior looks at it.",
         "Alright, I'll keep an eye out for their reply.",
-    ),
-    "transferred": (
-        "Okay, transferring me again?",
-        "Fine, I'll talk to that team.",
-        "Alright, I hope they're the right people.",
-        "Sure, put me through.",
-    ),
-    "wrong_transfer": (
-        "Why am I being sent there? That's the wrong team.",
-        "This isn't a question for that team.",
-        "That department has nothing to do with my problem.",
-        "I doubt they'll be able to help with this.",
     ),
     "callback": (
         "A call would be great, thank you.",
@@ -1219,13 +1294,6 @@ REACTIONS = {
         "I read it, but it's about a completely different issue.",
         "That help page isn't relevant to what I asked.",
     ),
-    "classified": (
-        "Okay.",
-        "Alright, what now?",
-        "Fine.",
-        "Okay, so what happens next?",
-        "Sure.",
-    ),
     "closed": (
         "Thanks, bye.",
         "Alright, thank you.",
@@ -1237,11 +1305,5 @@ REACTIONS = {
         "Forget it. I'm done talking to you.",
         "This is going nowhere. Goodbye.",
         "Never mind, I'll sort it out some other way.",
-    ),
-    "partly_solved": (
-        "That helps a bit, but it's not fully sorted.",
-        "Okay, that covers part of it, but I still have the other problem.",
-        "Thanks, that's one thing dealt with, but not everything.",
-        "Better, but there's still something outstanding.",
     ),
 }

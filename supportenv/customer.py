@@ -82,6 +82,20 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     )
 
 
-def react(kind: str, scenario: Scenario, step: int) -> str:
-    """The customer's reply to a non-question action (solved, rude, escalated, ...)."""
-    return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind])
+def react(kind: str, scenario: Scenario, step: int, **words: str) -> str:
+    """The customer's reply to a non-question action (solved, rude, escalated, ...); `words`
+    fill the reply's placeholders ({issue}, {remaining}, {fact})."""
+    return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind]).format(**words)
+
+
+def issue_words(issue_ids: list[str] | tuple[str, ...]) -> str:
+    """Issues as the customer names them: "the double charge and my late parcel"."""
+    names = list(dict.fromkeys(content.ISSUE_WORDS[i][0] for i in issue_ids))
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def solved_reply(issue_id: str, mood: str) -> str:
+    """The kind of reply to a right answer to the customer's last open issue: it fits the
+    answer (steps to take, a promise, information) and the customer's mood."""
+    kind = "solved_" + content.ISSUE_WORDS[issue_id][1]
+    return kind + "_grudging" if mood in ("angry", "frustrated") else kind

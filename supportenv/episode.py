@@ -15,7 +15,7 @@ from typing import Any
 
 from supportenv import customer
 from supportenv.actions import INVALID_KIND, Action
-from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT
+from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
@@ -48,6 +48,8 @@ class EpisodeState:
     needless_asks: list[str] = field(default_factory=list)
     # Needed facts still missing when an answer was given (in the order first found missing).
     answered_without: list[str] = field(default_factory=list)
+    # Issues that must be escalated whose safe first steps the agent has already given.
+    interim_answers: list[str] = field(default_factory=list)
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -404,34 +406,73 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not state.category:
         turn.add("respond_before_classify")
         turn.notes.append("classify the ticket before answering")
-        return customer.react(tone or "unhelpful", scenario, state.step)
+        return customer.react(tone or "unhelpful", scenario, state.step, issue=customer.issue_words([exp.issue_type]))
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if not newly:
-        if any(i in exp.escalate_intents for i in judged.solves):
-            turn.add("respond_needs_escalation")
-            turn.notes.append("policy requires this issue to be escalated")
-        elif judged.solves:
-            turn.add("respond_repeat")
-            turn.mood(-0.05, -1)
-        else:
-            turn.add("respond_irrelevant")
-            turn.mood(-0.2, -1)
-            turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if judged.stuffed else ""))
-        return customer.react(tone or "unhelpful", scenario, state.step)
-    turn.add("respond_after_classify", len(newly))
+        return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
     missing = missing_facts(scenario, state)
     if missing:
+        # Not applied: the fix needs facts the agent never asked for, and the customer says so.
         turn.add("respond_missing_facts")
         turn.notes.append("answered before gathering what the case needs: " + ", ".join(map(fact_label, missing)))
         state.answered_without.extend(f for f in missing if f not in state.answered_without)
         _check_identity(scenario, state)
+        turn.mood(-0.1, -1)
+        return customer.react(tone or "missing_facts", scenario, state.step, fact=fact_label(missing[0]))
+    turn.add("respond_after_classify", len(newly))
     if judged.personalised:
         state.personalised += 1
         turn.add("personalised")
     state.solved_intents.extend(newly)
-    done = solved_all(scenario, state)
-    turn.mood(0.5 if done else 0.25, 1)
-    return customer.react(tone or ("solved" if done else "partly_solved"), scenario, state.step)
+    left = unsolved(scenario, state)
+    turn.mood(0.25 if left else 0.5, 1)
+    if tone:
+        return customer.react(tone, scenario, state.step)
+    if left:
+        words = customer.issue_words(newly)
+        return customer.react("partly_solved", scenario, state.step, issue=words, remaining=customer.issue_words(left))
+    mood = sentiment_label(state.sentiment + turn.sentiment)
+    return customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
+
+
+def _respond_without_solving(
+    scenario: Scenario,
+    state: EpisodeState,
+    action: Action,
+    turn: _Turn,
+    solves: tuple[str, ...],
+    tone: str | None,
+    stuffed: bool,
+) -> str:
+    """An answer that solves nothing new: the first steps of an issue that must be escalated,
+    a repeat, a bare citation, or an answer to something else."""
+    exp = scenario.expected
+    open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
+    escalating = [i for i in solves if i in exp.escalate_intents]
+    if escalating:
+        if any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating):
+            turn.add("respond_needs_escalation")
+            turn.notes.append("policy requires this refund to be escalated: it is above the tier's cap")
+            return customer.react(tone or "needs_approval", scenario, state.step)
+        fresh = [i for i in escalating if i not in state.interim_answers]
+        if fresh:
+            # Safe first steps while the case goes to a specialist: credited, and still to escalate.
+            state.interim_answers.extend(fresh)
+            turn.add("respond_interim")
+            turn.notes.append("good first steps; policy still requires escalating this issue")
+            return customer.react(tone or "interim", scenario, state.step)
+    if solves:
+        turn.add("respond_repeat")
+        turn.mood(-0.05, -1)
+        return customer.react(tone or "repeated_answer", scenario, state.step)
+    turn.add("respond_irrelevant")
+    turn.mood(-0.2, -1)
+    wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues}
+    if action.article_id in wanted:
+        turn.notes.append("citing an article is not an answer: say the solution in words")
+        return customer.react(tone or "citation_only", scenario, state.step)
+    turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if stuffed else ""))
+    return customer.react(tone or "unhelpful", scenario, state.step, issue=customer.issue_words(open_issues[:1]))
 
 
 def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
@@ -457,34 +498,34 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
 
 
 def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    """Internal routing: the customer does not see it, so it neither replies nor changes mood."""
     state.history.append(("system", f"Ticket assigned to {action.department}", state.step))
     state.transfers += 1
     previous, state.department = state.department, action.department
     if action.department != scenario.expected.department:
         turn.add("department_wrong")
-        turn.mood(-0.2, -1)
         turn.notes.append("wrong department")
-        return customer.react("wrong_transfer", scenario, state.step)
-    if not scenario.expected.escalate:
+    elif not scenario.expected.escalate:
         turn.add("department_needless")
-        turn.mood(-0.2, -1)
         turn.notes.append("this case can be solved without a transfer")
         state.violations.append("needless_transfer")
-        return customer.react("transferred", scenario, state.step)
-    if previous == action.department:
+    elif previous == action.department:
         turn.notes.append("already assigned there")
-        return customer.react("transferred", scenario, state.step)
-    turn.add("department_correct")
-    return customer.react("transferred", scenario, state.step)
+    else:
+        turn.add("department_correct")
+    return ""
 
 
 def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    """The hand-over to a human; the customer hears of it only through the reason it is told."""
     state.history.append(("system", f"Escalated to a human agent: {action.text or 'no reason given'}", state.step))
     state.escalations += 1
+    told = bool(action.text)
     if state.escalated:
         turn.add("escalate_repeat")
-        turn.mood(-0.1, -1)
-        return customer.react("escalated", scenario, state.step)
+        if told:
+            turn.mood(-0.1, -1)
+        return customer.react("repeated_answer", scenario, state.step) if told else ""
     state.escalated = True
     if action.text:
         # The reason is what the customer is told; judge it like a response.
@@ -499,13 +540,15 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         turn.add("escalate_required")
         if scenario.tier in ("premium", "enterprise"):
             turn.add("escalate_premium_bonus")
-        turn.mood(0.3)
+        if told:
+            turn.mood(0.3)
     else:
         turn.add("escalate_unneeded")
-        turn.mood(-0.2, -1)
         turn.notes.append("this case did not need a human")
         state.violations.append("needless_escalation")
-    return customer.react("escalated", scenario, state.step)
+        if told:
+            turn.mood(-0.2, -1)
+    return customer.react("escalated", scenario, state.step) if told else ""
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -547,7 +590,9 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
     turn.notes.append("the ticket was closed before it was handled")
-    return customer.react("premature", scenario, state.step)
+    exp = scenario.expected
+    open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
+    return customer.react("premature", scenario, state.step, issue=customer.issue_words(open_issues))
 
 
 def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

@@ -78,7 +78,15 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
             return False
-        return bool(set(judged.solves) & set(unsolved(scenario, state)))
+        # The safe first steps of an issue to escalate are credited too (not for over-cap refunds).
+        interim = [
+            i
+            for i in judged.solves
+            if i in exp.escalate_intents
+            and i not in state.interim_answers
+            and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
+        ]
+        return bool(set(judged.solves) & set(unsolved(scenario, state))) or bool(interim)
     if kind == "suggest_knowledge_base":
         wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
         return action.article_id in wanted and action.article_id not in state.articles

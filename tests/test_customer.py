@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from supportenv.actions import ask, assign, callback, classify, escalate, respond
-from supportenv.catalog import REQUESTABLE_FIELDS
-from supportenv.episode import observe, step
+import copy
+import random
+import re
+
+from supportenv import content, expert
+from supportenv.actions import ask, assign, callback, classify, escalate, resolve, respond
+from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, REQUESTABLE_FIELDS
+from supportenv.customer import issue_words
+from supportenv.episode import observe, sentiment_label, step, unsolved
 from supportenv.expert import solution_message
+from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.world import generate
 
@@ -79,7 +86,9 @@ def test_sentiment_moves_with_the_agent():
     scenario, state = new_episode(HARD, "train", seed)
     before = state.sentiment
     result = step(scenario, state, assign(scenario.expected.department))
-    assert state.sentiment < before and "department_needless" in dict(result.breakdown), "needless transfers anger"
+    assert "department_needless" in dict(result.breakdown), "a needless transfer is charged"
+    # ... but routing is internal: the customer never sees it, so it neither replies nor sulks.
+    assert state.sentiment == before and state.history[-1][0] == "system"
 
 
 def test_identity_must_be_verified_before_refunds():
@@ -114,3 +123,99 @@ def test_escalation_required_by_policy_is_rewarded():
     step(scenario, state, classify(scenario.expected.category))
     result = step(scenario, state, escalate("security incident"))
     assert dict(result.breakdown)["escalate_required"] == 0.5
+
+
+# ---- the customer reacts to what was actually done, and its words match its mood ----
+
+
+def _pattern(*kinds: str) -> re.Pattern[str]:
+    templates = [t for kind in kinds for t in content.REACTIONS[kind]]
+    return re.compile("|".join(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) for t in templates))
+
+
+_DETOURS = (
+    respond("Thank you, please see the attached article."),
+    respond("Sorry for the trouble. Please try restarting the app."),
+    escalate(),
+    escalate("I'm escalating this to a specialist, who will contact you shortly."),
+    assign("technical"),
+    resolve(),
+)
+
+
+def _mixed_steps(count: int):
+    """(scenario, state before, action, state after) over expert plans with detours: bare
+    citations, wrong answers, silent and told escalations, transfers, early closes."""
+    for seed in range(count):
+        rng = random.Random(seed)
+        scenario, state = new_episode(HARD, "validation", seed)
+        while not state.done:
+            roll = rng.random()
+            if roll < 0.6:
+                action = expert.expert_action(scenario, state, HARD)
+            elif roll < 0.8:
+                action = rng.choice(_DETOURS)
+            else:
+                action = respond("Thanks for waiting, this should help.", rng.choice(ARTICLES).article_id)
+            before = copy.deepcopy(state)
+            step(scenario, state, action)
+            yield scenario, before, action, state
+
+
+def _reply_now(state) -> str:
+    speaker, text, at = state.history[-1]
+    return text if speaker == "customer" and at == state.step else ""
+
+
+def test_the_customer_says_fixed_only_when_it_is():
+    solved = _pattern(*(k for k in content.REACTIONS if k.startswith("solved_")))
+    partly = _pattern("partly_solved")
+    seen = 0
+    for scenario, before, action, after in _mixed_steps(150):
+        reply = _reply_now(after)
+        if solved.fullmatch(reply):
+            seen += 1
+            assert all(i in after.solved_intents for i in scenario.expected.solvable), (scenario.ticket_id, reply)
+            assert action.kind == "respond_with_solution" and len(after.solved_intents) > len(before.solved_intents)
+        if partly.fullmatch(reply):
+            assert issue_words(unsolved(scenario, after)) in reply, "it names what is still open"
+    assert seen > 50
+
+
+def test_internal_routing_and_silent_escalations_get_no_reply():
+    for _, before, action, after in _mixed_steps(80):
+        unseen = action.kind == "assign_department" or (action.kind == "escalate_to_human" and not action.text)
+        if unseen and not after.customer_left:
+            assert _reply_now(after) == "", action
+            assert after.sentiment == before.sentiment, "it cannot be moved by what it did not see"
+
+
+def test_words_match_the_mood_shown():
+    happy = _pattern(*(k for k in content.REACTIONS if k.startswith("solved_") and not k.endswith("_grudging")))
+    grudging = _pattern(*(k for k in content.REACTIONS if k.endswith("_grudging")))
+    for _, _, _, after in _mixed_steps(150):
+        reply, label = _reply_now(after), sentiment_label(after.sentiment)
+        if happy.fullmatch(reply):
+            assert label in ("neutral", "satisfied"), (reply, label)
+        if grudging.fullmatch(reply):
+            assert label in ("angry", "frustrated"), (reply, label)
+
+
+def test_safe_first_steps_of_an_escalation_are_credited():
+    """An account takeover answered with its article's steps, then routed and escalated:
+    both are credited, as the prompt says (answer what you can, escalate what policy requires)."""
+    seed = seed_where(lambda s: s.issue.issue_id == "account_takeover" and len(s.intents) == 1)
+    scenario, state = new_episode(HARD, "train", seed)
+    plan = []
+    while not state.done:
+        plan.append(expert.expert_action(scenario, state, HARD))
+        step(scenario, state, plan[-1])
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
+    at = next(i for i, a in enumerate(plan) if a.kind == "assign_department")
+    scenario, state = new_episode(HARD, "train", seed)
+    results = []
+    for action in [*plan[:at], respond(f"I'm sorry about this. Please {steps}.", "KB-SEC-01"), *plan[at:]]:
+        assert expert.is_acceptable(scenario, state, HARD, action), action
+        results.append(step(scenario, state, action))
+    assert "respond_interim" in dict(results[at].breakdown) and results[at].reward > 0
+    assert grade_state(scenario, state).passed

@@ -123,10 +123,13 @@ def test_answering_early_names_the_missing_facts():
     plan = [a for a in expert_plan(HARD, "train", seed) if a.kind != "ask_for_more_info"]
     scenario, state, results = play(HARD, seed, plan)
     answered = next(r for a, r in zip(plan, results, strict=True) if a.kind == "respond_with_solution")
+    first = fact_label(scenario.expected.facts[0])
     missing = ", ".join(fact_label(f) for f in scenario.expected.facts)
     assert f"answered before gathering what the case needs: {missing}" in answered.observation.last_action_feedback
+    assert first in answered.observation.customer_message, "the customer asks for what is missing"
+    assert state.solved_intents == [], "an answer that needs facts it does not have fixes nothing"
     grade = grade_state(scenario, state)
-    assert not grade.passed and any(g.startswith("facts_first: answered before gathering") for g in grade.failed_gates)
+    assert not grade.passed and f"facts_first: never gathered {missing}" in grade.failed_gates
 
 
 def test_facts_the_customer_already_wrote_count_as_given():
@@ -200,8 +203,9 @@ def test_identity_is_charged_once():
             and s.expected.facts == (IDENTITY_FACT,)
         )
     )
-    plan = [a for a in expert_plan(HARD, "train", seed) if a.kind != "ask_for_more_info"]
-    scenario, state, _ = play(HARD, seed, plan)
+    plan = expert_plan(HARD, "train", seed)  # classify, ask, answer, close
+    answer = next(a for a in plan if a.kind == "respond_with_solution")
+    scenario, state, _ = play(HARD, seed, [plan[0], answer, *plan[1:]])  # answered once before asking
     grade = grade_state(scenario, state)
     parts = {c.name: c for c in grade.components}
     assert parts["policy_compliance"].score < 1.0 and "verify_identity" in parts["policy_compliance"].detail

@@ -209,9 +209,17 @@ FEEDBACK_NOTES: tuple[tuple[str, str], ...] = (
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAP_RE = re.compile(r"(regular|premium|enterprise) \$(\d+(?:\.\d+)?)")
 _PHRASE_ISSUE = tuple((p, n) for n, issue in enumerate(ISSUE_TYPES) for p in issue.solution_phrases)
-_SOLVED = frozenset(content.REACTIONS["solved"])
-_PARTLY_SOLVED = frozenset(content.REACTIONS["partly_solved"])
-_UNHELPFUL = frozenset(content.REACTIONS["unhelpful"])
+
+
+def _replies(*kinds: str) -> re.Pattern[str]:
+    """Matches the customer's replies of these kinds, whatever fills their placeholders."""
+    templates = [t for kind in kinds for t in content.REACTIONS[kind]]
+    return re.compile("|".join(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) for t in templates))
+
+
+_SOLVED = _replies(*(kind for kind in content.REACTIONS if kind.startswith("solved_")))
+_PARTLY_SOLVED = _replies("partly_solved")
+_UNHELPFUL = _replies("unhelpful", "citation_only", "missing_facts")
 _TASK_IDS = tuple(t.task_id for t in TASKS)
 _ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 
@@ -367,12 +375,17 @@ class FeatureEncoder:
         for n in answered:
             self._set(x, "answered_issue", n)
         customer_turns = [text for speaker, text, _ in obs.history if speaker == "customer"]
-        solved = any(t in _SOLVED for t in customer_turns)
-        partly = any(t in _PARTLY_SOLVED for t in customer_turns)
+        solved = any(_SOLVED.fullmatch(t) for t in customer_turns)
+        partly = any(_PARTLY_SOLVED.fullmatch(t) for t in customer_turns)
         self._set(x, "answer", 0, float(bool(answered) or solved or partly))
         self._set(x, "answer", 1, float(solved))
         self._set(x, "answer", 2, float(partly))
-        self._set(x, "answer_rejected", 0, float(bool(customer_turns) and customer_turns[-1] in _UNHELPFUL))
+        self._set(
+            x,
+            "answer_rejected",
+            0,
+            float(bool(customer_turns) and _UNHELPFUL.fullmatch(customer_turns[-1]) is not None),
+        )
 
         over_cap = over_refund_cap(obs)
         self._set(x, "over_refund_cap", 0, float(over_cap))
