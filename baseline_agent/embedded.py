@@ -87,17 +87,19 @@ def start_service(
 
 
 class EmbeddedServices:
-    """Both services for the length of a `with` block, sharing a fresh token key."""
+    """Both services for the length of a `with` block, sharing a fresh token key and
+    `environment`, settings for both (a world key, say) on top of this process's."""
 
-    def __init__(self) -> None:
+    def __init__(self, environment: dict[str, str] | None = None) -> None:
+        self.environment = dict(environment or {})
         self.env: ServiceProcess | None = None
         self.grader: ServiceProcess | None = None
 
     def __enter__(self) -> EmbeddedServices:
         key = {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)}
         try:
-            self.env = start_service("env_service", key)
-            self.grader = start_service("grader_service")
+            self.env = start_service("env_service", {**self.environment, **key})
+            self.grader = start_service("grader_service", self.environment)
         except BaseException:
             self.__exit__(None, None, None)
             raise

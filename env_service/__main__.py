@@ -1,7 +1,7 @@
 """python -m env_service [--host H] [--port P] [--workers N]: run the environment service.
 
 With more than one worker, N processes serve one port (SO_REUSEPORT) with one shared
-token key; the service is stateless, so any worker can take any call."""
+token key and world key; the service is stateless, so any worker can take any call."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import sys
 from env_service.live import cache_size_from_env
 from env_service.tokens import TokenCodec, load_key
 from env_service.worker import NAME, register, worker
+from supportenv.v1.keys import load_world_key
 from supportenv.v1.server import run, serve, server_args
 from supportenv.v1.workers import run_workers
 
@@ -29,11 +30,13 @@ def main(argv: list[str] | None = None) -> int:
     cache_size = cache_size_from_env()
     if args.workers > 1:
         logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
-        key = load_key()  # once, so every worker signs with the same key
-        return run_workers(NAME, args.host, args.port, args.workers, worker, (key, cache_size, args.log_level))
+        key, world_key = load_key(), load_world_key(NAME)  # once, so every worker signs with the same key
+        worker_args = (key, world_key, cache_size, args.log_level)
+        return run_workers(NAME, args.host, args.port, args.workers, worker, worker_args)
 
     async def start() -> None:
-        await serve(NAME, args.host, args.port, register(TokenCodec(load_key()), cache_size))
+        codec = TokenCodec(load_key(), world_key=load_world_key(NAME))
+        await serve(NAME, args.host, args.port, register(codec, cache_size))
 
     return run(NAME, start, args.log_level)
 

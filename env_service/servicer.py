@@ -71,6 +71,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     def __init__(self, codec: TokenCodec, live: LiveStates | None = None) -> None:
         self._codec = codec
+        self._world_key = codec.world_key  # the world the codec's tokens replay in is the one we generate
         self._live = LiveStates() if live is None else live
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
         self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
@@ -110,7 +111,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     def _start(self, request: env_pb2.ResetRequest) -> tuple[Scenario, EpisodeState]:
         split = self._check_reset(request)
-        return new_episode(request.task_id, split, request.seed, request.episode_id)
+        return new_episode(request.task_id, split, request.seed, request.episode_id, self._world_key)
 
     @staticmethod
     def _advance(
@@ -134,7 +135,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
             if not request.HasField("action"):
                 raise InvalidRequestError("action is required")
             autoreset = self._check_next_episode(request)
-            scenario = generate(state.task_id, state.split, state.seed)
+            scenario = generate(state.task_id, state.split, state.seed, self._world_key)
             reward, breakdown = self._advance(scenario, state, request.action)
         except (InvalidRequestError, InvalidActionError, UnknownTaskError):
             self._live.put(token, state)  # refused before the step changed it: still the token's state
@@ -174,7 +175,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @rpc
     async def State(self, request, context):  # noqa: N802
         state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
-        scenario = generate(state.task_id, state.split, state.seed)
+        scenario = generate(state.task_id, state.split, state.seed, self._world_key)
         return env_pb2.StateResponse(state=codec.episode_state(scenario, state))
 
     @rpc

@@ -1,13 +1,14 @@
 """State tokens: an episode's identity and its action log, signed with HMAC-SHA256.
 
 Layout: version (1 byte) | key id (4 bytes) | HMAC-SHA256 of version, key id and payload
-(32 bytes) | compact JSON: [[world version, task_id, split, seed, episode_id], [action rows]].
-The library is deterministic, so (task, split, seed, episode_id, actions) *is* the state:
-decoding replays the actions on the regenerated ticket. A token is a few hundred bytes and
-costs microseconds to sign, whatever the episode's transcript holds, and any replica
-holding the same key can verify and continue an episode; a flipped bit, a truncated token
-or another key's token fails verification. (LiveStates, in env_service.live, spares the
-replay for the tokens a worker has just issued.)
+(32 bytes) | compact JSON: [[world version, world id, task_id, split, seed, episode_id],
+[action rows]]. The library is deterministic, so (task, split, seed, episode_id, actions) *is*
+the state: decoding replays the actions on the ticket regenerated in the codec's world (its
+world key's, supportenv.world), and refuses an episode of another world. A token is a few
+hundred bytes and costs microseconds to sign, whatever the episode's transcript holds, and
+any replica holding the same key can verify and continue an episode; a flipped bit, a
+truncated token or another key's token fails verification. (LiveStates, in env_service.live,
+spares the replay for the tokens a worker has just issued.)
 
 Key rotation: the key id (the first 4 bytes of SHA-256 of the key) names the key that
 signed a token, so a replica picks the right key at once. New tokens are always signed
@@ -29,7 +30,6 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -38,10 +38,12 @@ from supportenv.actions import Action
 from supportenv.episode import EpisodeState
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.replay import replay
+from supportenv.v1.keys import WORLD_KEY_ENV, KeySettingError, read_key, read_or_exit
 from supportenv.v1.limits import MAX_TOKEN_BYTES
-from supportenv.world import WORLD_VERSION
+from supportenv.world import WORLD_VERSION, world_id
 
-TOKEN_VERSION = b"\x04"  # 2: positional state rows; 3: a key id before the MAC; 4: an action log
+# 2: positional state rows; 3: a key id before the MAC; 4: an action log; 5: the world's id
+TOKEN_VERSION = b"\x05"
 KEY_ID_BYTES = 4
 MAC_BYTES = 32
 HEADER_BYTES = 1 + KEY_ID_BYTES + MAC_BYTES
@@ -50,7 +52,6 @@ KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_FILE"
 PREVIOUS_KEY_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS"
 PREVIOUS_KEY_FILE_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_FILE"
 PREVIOUS_UNTIL_ENV = "SUPPORTENV_TOKEN_KEY_PREVIOUS_UNTIL"
-MIN_KEY_BYTES = 16
 LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs can print
 
 log = logging.getLogger(__name__)
@@ -73,8 +74,9 @@ class InvalidTokenError(InvalidRequestError):
     request parameter, so INVALID_ARGUMENT like any InvalidRequestError."""
 
 
-class TokenKeyError(ValueError):
-    """The configured token key is unusable (too short, unreadable, inconsistent settings)."""
+# The configured token key is unusable (too short, unreadable, inconsistent settings): the
+# error every key setting raises (supportenv.v1.keys), by the name this module has always used.
+TokenKeyError = KeySettingError
 
 
 def key_id(key: bytes) -> bytes:
@@ -110,40 +112,12 @@ class TokenKey(bytes):
         return f"TokenKey(id={key_id(self).hex()}{previous})"
 
 
-def _read(environ: Mapping[str, str], value_var: str, file_var: str, required_file: bool) -> tuple[bytes, str] | None:
-    """A key from `value_var`, else from the file named by `file_var`; with where it came from.
-    A missing file is an error for the current key and means "none" for the previous one."""
-    value, path = environ.get(value_var, ""), environ.get(file_var, "")
-    source = value_var
-    if not value and path:
-        source = f"{file_var}={path}"
-        try:
-            value = Path(path).read_text().strip()
-        except FileNotFoundError:
-            if required_file:
-                raise TokenKeyError(f"{source}: no such file") from None
-            return None
-        except OSError as exc:
-            raise TokenKeyError(f"{source}: cannot read it: {exc.strerror or exc}") from None
-        if not value:
-            raise TokenKeyError(f"{source}: the file is empty")
-    if not value:
-        return None
-    key = value.encode()
-    if len(key) < MIN_KEY_BYTES:
-        raise TokenKeyError(
-            f"{source}: the token key is {len(key)} bytes; it must be at least {MIN_KEY_BYTES} "
-            "(make one with `python -m env_service.keygen PATH`)"
-        )
-    return key, source
-
-
 def read_keys(environ: Mapping[str, str] | None = None) -> TokenKey | None:
     """The configured keys, or None when no current key is configured. TokenKeyError
     (with a message naming the setting) when a setting is unusable."""
     environ = os.environ if environ is None else environ
-    current = _read(environ, KEY_ENV, KEY_FILE_ENV, required_file=True)
-    previous = _read(environ, PREVIOUS_KEY_ENV, PREVIOUS_KEY_FILE_ENV, required_file=False)
+    current = read_key(environ, KEY_ENV, KEY_FILE_ENV, "token key")
+    previous = read_key(environ, PREVIOUS_KEY_ENV, PREVIOUS_KEY_FILE_ENV, "token key", required_file=False)
     until_text = environ.get(PREVIOUS_UNTIL_ENV, "").strip()
     until = None
     if until_text:
@@ -169,10 +143,7 @@ def load_key() -> bytes:
     """The keys for this process, from the environment: a TokenKey (the signing key,
     plus the previous key during a rotation), else a fresh random key for this process
     only. An unusable setting stops the service with a message saying which and why."""
-    try:
-        keys = read_keys()
-    except TokenKeyError as exc:
-        raise SystemExit(f"env_service: bad token key setting: {exc}") from None
+    keys = read_or_exit("env_service", "token key", read_keys)
     if keys is None:
         log.warning(
             "%s is not set: using a random per-process key. Tokens will not be accepted by other "
@@ -197,7 +168,9 @@ def load_key() -> bytes:
 
 class TokenCodec:
     """Signs tokens with `key`; verifies tokens of `key` and, during a rotation, of the
-    previous key (taken from a TokenKey, or given) until `previous_until` by `clock`."""
+    previous key (taken from a TokenKey, or given) until `previous_until` by `clock`.
+    Its tokens are episodes of the world of `world_key` (None: the public world), which
+    decoding replays them in."""
 
     def __init__(
         self,
@@ -205,6 +178,7 @@ class TokenCodec:
         previous: bytes | None = None,
         previous_until: float | None = None,
         clock: Callable[[], float] = time.time,
+        world_key: bytes | None = None,
     ) -> None:
         if isinstance(key, TokenKey):
             previous = previous if previous is not None else key.previous
@@ -215,6 +189,8 @@ class TokenCodec:
         self._previous_id = key_id(self._previous) if self._previous else None
         self._previous_until = previous_until
         self._clock = clock
+        self.world_key = world_key
+        self.world = world_id(world_key)
         # HMAC states with each key already absorbed: copying one is cheaper than keying anew.
         self._keyed = {k: hmac.new(k, digestmod=hashlib.sha256) for k in (self._key, self._previous) if k}
 
@@ -225,7 +201,7 @@ class TokenCodec:
         return mac.digest()
 
     def encode(self, state: EpisodeState) -> bytes:
-        identity = [WORLD_VERSION, state.task_id, state.split, state.seed, state.episode_id]
+        identity = [WORLD_VERSION, self.world, state.task_id, state.split, state.seed, state.episode_id]
         payload = orjson.dumps([identity, [action_row(a) for a in state.actions]])
         head = TOKEN_VERSION + self._id
         return head + self._mac(self._key, head, payload) + payload
@@ -277,16 +253,21 @@ class TokenCodec:
                 "state_token failed verification: it was altered, truncated or signed with another key"
             )
         try:
-            (world, task_id, split, seed, episode_id), rows = orjson.loads(payload)
+            (version, world, task_id, split, seed, episode_id), rows = orjson.loads(payload)
             actions = [action_from_row(row) for row in rows]
         except (ValueError, TypeError) as exc:  # signed by us, so this means a version skew
             raise InvalidTokenError(f"state_token could not be decoded: {exc}") from exc
-        if world != WORLD_VERSION:
+        if version != WORLD_VERSION:
             raise InvalidTokenError(
-                f"state_token is an episode of world {world!r}; this service generates {WORLD_VERSION!r}, "
+                f"state_token is an episode of world {version!r}; this service generates {WORLD_VERSION!r}, "
                 "so it cannot continue it: start a new episode with Reset"
             )
+        if world != self.world:
+            raise InvalidTokenError(
+                f"state_token is an episode of world {world!r}; this service generates world {self.world!r} "
+                f"(another {WORLD_KEY_ENV}), so it cannot continue it: start a new episode with Reset"
+            )
         try:
-            return replay(task_id, split, seed, actions, episode_id)[1]
+            return replay(task_id, split, seed, actions, episode_id, self.world_key)[1]
         except (InvalidRequestError, InvalidActionError, UnknownTaskError, EpisodeFinishedError) as exc:
             raise InvalidTokenError(f"state_token could not be replayed by this release: {exc}") from exc

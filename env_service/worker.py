@@ -29,11 +29,18 @@ def register(codec: TokenCodec, cache_size: int) -> Callable[[grpc.aio.Server], 
     return add
 
 
-def worker(key: bytes, cache_size: int, log_level: str, host: str, port: int, ready: multiprocessing.Queue) -> None:
+def worker(
+    key: bytes,
+    world_key: bytes | None,
+    cache_size: int,
+    log_level: str,
+    host: str,
+    port: int,
+    ready: multiprocessing.Queue,
+) -> None:
     """Serve on a port shared with the other workers; report readiness to the parent."""
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {NAME} %(levelname)s %(message)s"
     )
-    run_event_loop(
-        serve(NAME, host, port, register(TokenCodec(key), cache_size), on_ready=lambda _port: ready.put(os.getpid()))
-    )
+    add = register(TokenCodec(key, world_key=world_key), cache_size)
+    run_event_loop(serve(NAME, host, port, add, on_ready=lambda _port: ready.put(os.getpid())))

@@ -8,6 +8,7 @@ import grpc
 
 from grader_service.servicer import GraderServicer
 from supportenv.v1 import grader_pb2, grader_pb2_grpc
+from supportenv.v1.keys import load_world_key
 from supportenv.v1.server import run, serve, server_args
 
 DEFAULT_PORT = 50052
@@ -17,8 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     args = server_args(__doc__ or "", "SUPPORTENV_GRADER_PORT", DEFAULT_PORT, argv)
 
     async def start() -> None:
+        servicer = GraderServicer(load_world_key("grader_service"))
+
         def register(server: grpc.aio.Server) -> list[str]:
-            grader_pb2_grpc.add_GraderServiceServicer_to_server(GraderServicer(), server)
+            grader_pb2_grpc.add_GraderServiceServicer_to_server(servicer, server)
             return [grader_pb2.DESCRIPTOR.services_by_name["GraderService"].full_name]
 
         await serve("grader_service", args.host, args.port, register)

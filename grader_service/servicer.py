@@ -1,5 +1,6 @@
 """GraderService: trusts only the trajectory's (task, split, seed, actions); the
-library regenerates the ticket and replays the actions to score them."""
+library regenerates the ticket, in the world of the grader's world key (the env
+service's), and replays the actions to score them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from supportenv.v1.status import rpc
 
 
 class GraderServicer(grader_pb2_grpc.GraderServiceServicer):
+    def __init__(self, world_key: bytes | None = None) -> None:
+        self._world_key = world_key
+
     @rpc
     async def Grade(self, request, context):  # noqa: N802 (gRPC method name)
         if not request.HasField("trajectory"):
@@ -23,5 +27,5 @@ class GraderServicer(grader_pb2_grpc.GraderServiceServicer):
             raise InvalidRequestError(f"trajectory.episode_id is longer than {MAX_EPISODE_ID_CHARS} characters")
         split = convert.split_from_pb(traj.split)
         actions = [convert.action_from_pb(a) for a in traj.actions]
-        scenario, state = replay(traj.task_id, split, traj.seed, actions, traj.episode_id)
+        scenario, state = replay(traj.task_id, split, traj.seed, actions, traj.episode_id, self._world_key)
         return convert.grade_to_pb(grade_state(scenario, state), traj.episode_id)

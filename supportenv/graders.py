@@ -18,7 +18,7 @@ from supportenv import expert
 from supportenv.actions import Action
 from supportenv.catalog import IDENTITY_FACT, PRIORITIES
 from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, solved_all, unsolved
-from supportenv.replay import new_episode, replay
+from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
@@ -76,7 +76,7 @@ def milestones(scenario: Scenario, state: EpisodeState) -> list[bool]:
 
 def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     """Steps and cost of the expert's own handling of this scenario, from the agent's start."""
-    _, state = new_episode(task_id, scenario.split, scenario.seed)
+    state = opening_state(scenario)
     start = sum(milestones(scenario, state))
     solved, escalated = tuple(state.solved_intents), state.escalated
     while not state.done:
@@ -179,7 +179,7 @@ def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _O
 def expert_grade_steps(scenario: Scenario, state: EpisodeState) -> int:
     """How many of the episode's actions an expert would have taken where they were taken,
     judged on a replay of its actions from the start."""
-    _, replayed = new_episode(state.task_id, state.split, state.seed, state.episode_id)
+    replayed = opening_state(scenario, state.episode_id)
     good = 0
     for action in state.actions:
         good += expert.is_acceptable(scenario, replayed, state.task_id, action)
@@ -363,6 +363,8 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
     )
 
 
-def grade_trajectory(task_id: str, split: str, seed: int, actions: Sequence[Action]) -> Grade:
-    scenario, state = replay(task_id, split, seed, actions)
+def grade_trajectory(
+    task_id: str, split: str, seed: int, actions: Sequence[Action], world_key: bytes | None = None
+) -> Grade:
+    scenario, state = replay(task_id, split, seed, actions, world_key=world_key)
     return grade_state(scenario, state)

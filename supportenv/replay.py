@@ -1,9 +1,10 @@
 """Episodes from their keys: `new_episode` starts one, `replay` rebuilds one from its actions.
 
-(task, split, seed) fixes the ticket, and the transition is deterministic, so an episode's
-key and its action log *are* its state: the env service's tokens and the grader both
-rebuild episodes here. The action-selection task opens at a decision point, with the
-expert's first steps already taken, so starting an episode may play some of them.
+(task, split, seed) fixes the ticket (in the world of the optional world key, see
+supportenv.world), and the transition is deterministic, so an episode's key and its action
+log *are* its state: the env service's tokens and the grader both rebuild episodes here.
+The action-selection task opens at a decision point, with the expert's first steps already
+taken, so starting an episode may play some of them.
 """
 
 from __future__ import annotations
@@ -30,14 +31,22 @@ def check_episode_key(task_id: str, split: str, seed: int) -> None:
         raise InvalidRequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {seed!r}")
 
 
-def new_episode(task_id: str, split: str, seed: int, episode_id: str = "") -> tuple[Scenario, EpisodeState]:
-    """The ticket of (task_id, split, seed) and the state the agent takes it over in."""
+def new_episode(
+    task_id: str, split: str, seed: int, episode_id: str = "", world_key: bytes | None = None
+) -> tuple[Scenario, EpisodeState]:
+    """The ticket of (task_id, split, seed) in the world of `world_key` (None: the public
+    world) and the state the agent takes it over in."""
     check_episode_key(task_id, split, seed)
-    scenario = generate(task_id, split, seed)
+    scenario = generate(task_id, split, seed, world_key)
+    return scenario, opening_state(scenario, episode_id)
+
+
+def opening_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
+    """The state the agent takes a scenario over in (what new_episode gives, for a scenario at hand)."""
     state = start_state(scenario, episode_id)
     if scenario.prefix_steps:
         _play_opening(scenario, state)
-    return scenario, state
+    return state
 
 
 def _play_opening(scenario: Scenario, state: EpisodeState) -> None:
@@ -58,7 +67,12 @@ def _play_opening(scenario: Scenario, state: EpisodeState) -> None:
 
 
 def replay(
-    task_id: str, split: str, seed: int, actions: Sequence[Action], episode_id: str = ""
+    task_id: str,
+    split: str,
+    seed: int,
+    actions: Sequence[Action],
+    episode_id: str = "",
+    world_key: bytes | None = None,
 ) -> tuple[Scenario, EpisodeState]:
     """Rebuild an episode from its actions; rejects trajectories a task cannot have."""
     task = get_task(task_id)
@@ -66,7 +80,7 @@ def replay(
         raise InvalidRequestError(
             f"trajectory has {len(actions)} actions; task {task_id} allows at most {task.max_steps}"
         )
-    scenario, state = new_episode(task_id, split, seed, episode_id)
+    scenario, state = new_episode(task_id, split, seed, episode_id, world_key)
     for index, action in enumerate(actions):
         if state.done:
             raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")

@@ -1,6 +1,7 @@
 """docker-compose.yml and the Dockerfiles, checked without a container engine: first their
 structure, then every compose service's own command run as a local process with its own
 environment, rewriting only what must differ on one machine (ports, the key path, host names).
+`${VAR:-default}` in the compose file is filled in from a host environment, as `docker compose` does.
 
 The default profile is the gRPC stack (one image, ./Dockerfile); the `openenv` profile is the
 OpenEnv adapter (Dockerfile.openenv), an alternative that runs on its own."""
@@ -11,11 +12,13 @@ import fnmatch
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import grpc
@@ -24,8 +27,14 @@ import yaml
 
 from env_service.tokens import KEY_ENV, KEY_FILE_ENV
 from openenv_adapter.health_probe import wait_healthy as wait_http
+from supportenv import expert
+from supportenv.episode import advance
+from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
+from supportenv.v1.client import GraderClient
 from supportenv.v1.health_probe import wait_healthy
+from supportenv.v1.keys import WORLD_KEY_ENV, WORLD_KEY_FILE_ENV
+from supportenv.world import ticket_id
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -60,11 +69,25 @@ def healthcheck(service: str) -> list[str]:
     return shlex.split(rest[0]) if kind == "CMD-SHELL" else rest
 
 
-def environment(service: str) -> dict[str, str]:
+def declared_environment(service: str) -> dict[str, str]:
+    """The service's environment as the file writes it, `${...}` and all."""
     env = SERVICES[service].get("environment") or {}
     if isinstance(env, list):
         env = dict(item.split("=", 1) for item in env)
     return {key: str(value) for key, value in env.items()}
+
+
+_HOST_VARIABLE = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
+
+
+def environment(service: str, host: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The service's environment on a host whose environment is `host` (default: nothing set)."""
+    host = host or {}
+
+    def fill(match: re.Match[str]) -> str:
+        return host.get(match.group(1)) or match.group(2) or ""
+
+    return {key: _HOST_VARIABLE.sub(fill, value) for key, value in declared_environment(service).items()}
 
 
 def volumes(service: str) -> dict[str, tuple[str, bool]]:
@@ -192,6 +215,18 @@ def test_token_key_is_shared_through_a_volume_not_written_here():
     assert any(target in args for instruction, args in dockerfile() if instruction == "RUN")
 
 
+def test_world_key_reaches_env_and_grader_from_the_host_and_is_absent_by_default():
+    declared = {name: declared_environment(name) for name in SERVICES}
+    assert declared["env"][WORLD_KEY_ENV] == declared["grader"][WORLD_KEY_ENV] == f"${{{WORLD_KEY_ENV}:-}}"
+    for name in SERVICES:
+        assert WORLD_KEY_FILE_ENV not in declared[name], name
+        if name not in ("env", "grader"):
+            assert WORLD_KEY_ENV not in declared[name], f"only env and grader hold the world key, not {name}"
+    assert environment("env")[WORLD_KEY_ENV] == environment("grader")[WORLD_KEY_ENV] == ""
+    sealed = {WORLD_KEY_ENV: "w" * 32}
+    assert environment("env", sealed)[WORLD_KEY_ENV] == environment("grader", sealed)[WORLD_KEY_ENV] == "w" * 32
+
+
 # Each image installs exactly one requirements file: the gRPC image never gets openenv.
 REQUIREMENTS = {"Dockerfile": "requirements.txt", "Dockerfile.openenv": "requirements-openenv.txt"}
 
@@ -236,8 +271,8 @@ def local(line: list[str]) -> list[str]:
     return [sys.executable if line[0] == "python" else line[0], *line[1:]]
 
 
-def process_env(service: str, **overrides: str) -> dict[str, str]:
-    env = {**os.environ, **environment(service), **overrides, "PYTHONPATH": str(ROOT)}
+def process_env(service: str, host: Mapping[str, str] | None = None, **overrides: str) -> dict[str, str]:
+    env = {**os.environ, **environment(service, host), **overrides, "PYTHONPATH": str(ROOT)}
     env.pop(KEY_ENV, None)  # so the key really comes from the file
     return env
 
@@ -297,9 +332,11 @@ def test_composed_services_run(tmp_path, processes):
     assert "exists" in run_keygen(key_file) and key_file.read_text() == key, "a rerun must keep the key"
 
     ports = dict(zip(("env", "grader", "env-2"), free_ports(3), strict=True))
+    world_key = secrets.token_hex(32)  # sealed, as an evaluation runs it: the host sets the world key
+    host = {WORLD_KEY_ENV: world_key}
     for name, port in ports.items():
         service = name.split("-")[0]  # env-2: a second replica, as `--scale env=2` makes
-        env = process_env(service, **{PORT_VARS[service]: str(port), "SUPPORTENV_HOST": "127.0.0.1"})
+        env = process_env(service, host, **{PORT_VARS[service]: str(port), "SUPPORTENV_HOST": "127.0.0.1"})
         if service == "env":
             env[KEY_FILE_ENV] = str(key_file)
         with open(tmp_path / f"{name}.log", "w") as log:
@@ -325,6 +362,13 @@ def test_composed_services_run(tmp_path, processes):
             env_pb2.ResetRequest(task_id=task, split=convert.SPLIT_TO_PB["test"], seed=0), timeout=10
         )
         env_pb2_grpc.EnvServiceStub(two).State(env_pb2.StateRequest(state_token=reset.state_token), timeout=10)
+    # Both hold the world key: the env's tickets are the sealed world's, and the grader scores that world.
+    assert reset.observation.ticket_id == ticket_id(task, "test", 0, world_key.encode())
+    scenario, state = new_episode(task, "test", 0, world_key=world_key.encode())
+    while not state.done:
+        advance(scenario, state, expert.expert_action(scenario, state, task))
+    with GraderClient(f"127.0.0.1:{ports['grader']}") as grader:
+        assert grader.grade(task, "test", 0, state.actions).score >= 0.9
 
     agent = command("agent")
     agent[agent.index("--episodes") + 1] = "2"

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from supportenv.world import SPLITS, generate
+
 ROOT = Path(__file__).resolve().parent.parent
+WORLD_TASKS = ("action_selection", "end_to_end_resolution")
+WORLD_KEY = b"the key of a sealed world"  # any key: generation under one is as deterministic
 
 
 def run_probe(hash_seed: str) -> list[dict]:
@@ -34,14 +38,15 @@ def test_two_processes_give_identical_transcripts_and_grades():
 
 
 def test_world_generation_is_identical_across_processes():
+    """In the public world and in a sealed one, ticket ids included (a scenario's repr shows them)."""
     code = (
-        "import json;from supportenv.world import generate;"
-        "print(json.dumps([repr(generate(t,s,n)) for t in ('action_selection','end_to_end_resolution')"
-        " for s in ('train','validation','test') for n in range(50)]))"
+        "import json,sys;from supportenv.world import generate;key=sys.argv[1].encode();"
+        f"print(json.dumps([repr(generate(t,s,n,k)) for t in {WORLD_TASKS!r}"
+        " for s in ('train','validation','test') for n in range(50) for k in (None,key)]))"
     )
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", code],
+            [sys.executable, "-c", code, WORLD_KEY.decode()],
             capture_output=True,
             text=True,
             check=True,
@@ -52,3 +57,7 @@ def test_world_generation_is_identical_across_processes():
         for seed in ("0", "99")
     }
     assert len(outputs) == 1
+    here = [
+        repr(generate(t, s, n, k)) for t in WORLD_TASKS for s in SPLITS for n in range(50) for k in (None, WORLD_KEY)
+    ]
+    assert json.loads(outputs.pop()) == here, "and identical to this process's"

@@ -20,7 +20,6 @@ from env_service.tokens import (
     KEY_ENV,
     KEY_FILE_ENV,
     KEY_ID_BYTES,
-    MIN_KEY_BYTES,
     PREVIOUS_KEY_ENV,
     PREVIOUS_KEY_FILE_ENV,
     PREVIOUS_UNTIL_ENV,
@@ -39,6 +38,7 @@ from supportenv.replay import new_episode
 from supportenv.tasks import TASKS
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.keys import MIN_KEY_BYTES
 
 TASK = "end_to_end_resolution"
 KEY_VARS = (KEY_ENV, KEY_FILE_ENV, PREVIOUS_KEY_ENV, PREVIOUS_KEY_FILE_ENV, PREVIOUS_UNTIL_ENV)
@@ -256,15 +256,15 @@ def test_token_layout_and_key_ids():
     _, state = new_episode(TASK, "train", 7)
     codec = TokenCodec(b"k" * 32)
     token = codec.encode(state)
-    assert token[:1] == TOKEN_VERSION == b"\x04"
+    assert token[:1] == TOKEN_VERSION == b"\x05"
     assert token_key_id(token) == key_id(b"k" * 32)
     assert codec.decode(token) == state
     forged = bytearray(token)
     forged[1] ^= 0xFF  # another key id: looked up, not found
     with pytest.raises(InvalidTokenError, match="signed with an unknown key"):
         codec.decode(bytes(forged))
-    older = b"\x03" + token[1:]
-    with pytest.raises(InvalidTokenError, match="format version 3"):
+    older = b"\x04" + token[1:]
+    with pytest.raises(InvalidTokenError, match="format version 4"):
         codec.decode(older)
 
 
@@ -331,8 +331,9 @@ def test_compose_carries_no_plain_text_secret():
         for variable in (KEY_ENV, PREVIOUS_KEY_ENV):
             assert variable not in env, f"{name} sets {variable}: a key in plain text"
         for variable, value in env.items():
-            if "KEY" in variable:
-                assert variable.endswith("_FILE") and str(value).startswith("/run/"), (name, variable, value)
+            if "KEY" in variable:  # a file in the key volume, or the host's own setting passed through
+                from_file = variable.endswith("_FILE") and str(value).startswith("/run/")
+                assert from_file or value == f"${{{variable}:-}}", (name, variable, value)
     # Nothing that looks like a key anywhere, comments included.
     assert not re.search(r"\b[0-9a-fA-F]{32,}\b", text), "a hex secret in docker-compose.yml"
     assert not re.search(r"[A-Za-z0-9+/]{40,}={0,2}", text), "a base64 secret in docker-compose.yml"

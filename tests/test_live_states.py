@@ -23,7 +23,7 @@ from supportenv.episode import step
 from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
-from supportenv.world import WORLD_VERSION
+from supportenv.world import PUBLIC_WORLD, WORLD_VERSION
 
 TASK = "end_to_end_resolution"
 
@@ -209,11 +209,12 @@ def _signed(key: bytes, payload: object) -> bytes:
 def test_signed_tokens_that_cannot_be_replayed_are_refused_clearly():
     key = b"k" * 32
     codec = TokenCodec(key)
-    identity = [WORLD_VERSION, TASK, "train", 3, "e"]
+    identity = [WORLD_VERSION, PUBLIC_WORLD, TASK, "train", 3, "e"]
     assert codec.decode(_signed(key, [identity, []])).seed == 3
     cases = {
-        "world 'world-0'": [["world-0", TASK, "train", 3, "e"], []],
-        "could not be replayed": [[WORLD_VERSION, "no_such_task", "train", 3, "e"], []],
+        "world 'world-0'": [["world-0", PUBLIC_WORLD, TASK, "train", 3, "e"], []],
+        "world 'sealed-0000beef'.*SUPPORTENV_WORLD_KEY": [[WORLD_VERSION, "sealed-0000beef", *identity[2:]], []],
+        "could not be replayed": [[WORLD_VERSION, PUBLIC_WORLD, "no_such_task", "train", 3, "e"], []],
         "could not be decoded": [identity],
     }
     resolve = ["mark_resolved", "", "", "", [], "", "", "", ""]

@@ -4,13 +4,22 @@ Each scenario draws from its own `random.Random`, seeded from a SHA-256 of the k
 (split included, so the splits' seed streams are disjoint), so no global random
 state is touched and results are identical in every process and on every machine.
 
+A world key (optional, secret, given by the caller: this library never reads the
+environment) seals the world: each generator is seeded by an HMAC-SHA256 of (task, split,
+seed) under it instead, so without the key no one can reproduce a ticket's hidden facts or
+its expected handling from its public (task, split, seed). Without one, the world is the
+public one. Ticket ids are opaque in both: an HMAC of (task, split, seed) under the world
+key or a fixed public one, so they name no category, split or seed.
+
 Generalisation is measurable: the `test` split also draws paraphrase templates and
 a policy variant that `train` and `validation` never produce.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import random
 import re
 from dataclasses import dataclass
@@ -37,6 +46,13 @@ from supportenv.tasks import get_task
 SPLITS = ("train", "validation", "test")
 WORLD_VERSION = "world-2"
 MAX_INTENTS = 3
+PUBLIC_WORLD = "public"  # the world id without a world key
+# Ticket ids of the public world: opaque at a glance, but anyone holding this library can
+# compute them (only a world key makes them unpredictable).
+PUBLIC_TICKET_KEY = b"supportenv public ticket ids"
+# Base32 characters (5 bits each) after "TKT-": 60 bits, so even three million seeds of one
+# split collide with odds of about 4 in a million.
+TICKET_ID_CHARS = 12
 
 # How often the optional ingredients of a message appear.
 P_DISTRACTOR = 0.3
@@ -112,6 +128,7 @@ class Scenario:
     task_id: str
     split: str
     seed: int
+    world: str  # the id of the world it came from (world_id), never its key
     ticket_id: str
     intents: tuple[IssueType, ...]  # the primary issue first
     tier: str
@@ -170,6 +187,7 @@ class Scenario:
             "task_id": self.task_id,
             "split": self.split,
             "seed": self.seed,
+            "world": self.world,
             "ticket_id": self.ticket_id,
             "intents": [i.issue_id for i in self.intents],
             "categories": [i.category for i in self.intents],
@@ -193,9 +211,26 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN_RE.findall(text.lower())
 
 
-def rng_for(*key: object) -> random.Random:
-    digest = hashlib.sha256("|".join(("supportenv", WORLD_VERSION, *map(str, key))).encode()).digest()
+def rng_for(*key: object, world_key: bytes | None = None) -> random.Random:
+    """A generator for `key`'s draws: seeded by a SHA-256 of it, or by an HMAC under the world key."""
+    message = "|".join(("supportenv", WORLD_VERSION, *map(str, key))).encode()
+    digest = hashlib.sha256(message).digest() if world_key is None else hmac.digest(world_key, message, "sha256")
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def world_id(world_key: bytes | None) -> str:
+    """The name of a world, safe to log and to write into tokens: "public", or "sealed-"
+    and the first 4 bytes of an HMAC under the key (which tells nothing of the key)."""
+    if world_key is None:
+        return PUBLIC_WORLD
+    return "sealed-" + hmac.digest(world_key, b"supportenv world id", "sha256")[:4].hex()
+
+
+def ticket_id(task_id: str, split: str, seed: int, world_key: bytes | None = None) -> str:
+    """The ticket's opaque id: stable for its (task, split, seed) in its world, and telling nothing of them."""
+    message = "|".join(("ticket", WORLD_VERSION, task_id, split, str(seed))).encode()
+    digest = hmac.digest(PUBLIC_TICKET_KEY if world_key is None else world_key, message, "sha256")
+    return "TKT-" + base64.b32encode(digest[:10]).decode()[:TICKET_ID_CHARS]
 
 
 def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, rng: random.Random) -> str:
@@ -342,13 +377,15 @@ def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], 
     )
 
 
-# Bounded so that server memory stays flat however many episodes are open.
+# Bounded so that server memory stays flat however many episodes are open. The world key is
+# part of the cache key, so worlds never share an entry.
 @lru_cache(maxsize=256)
-def generate(task_id: str, split: str, seed: int) -> Scenario:
-    """The scenario for (task_id, split, seed). Pure; cached because it is immutable."""
+def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None) -> Scenario:
+    """The scenario for (task_id, split, seed) in the world of `world_key` (None: the public
+    world). Pure; cached because it is immutable."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
-    rng = rng_for(task_id, split, seed)
+    rng = rng_for(task_id, split, seed, world_key=world_key)
     tier = rng.choices(("regular", "premium", "enterprise"), weights=(5, 3, 2))[0]
     persona = rng.choice(("terse", "verbose", "angry", "polite", "confused"))
     held_out_policy = split == "test" and rng.random() < P_HELD_OUT_POLICY
@@ -370,7 +407,8 @@ def generate(task_id: str, split: str, seed: int) -> Scenario:
         task_id=task_id,
         split=split,
         seed=seed,
-        ticket_id=f"TKT-{split[:2].upper()}-{seed:06d}-{intents[0].category[:3].upper()}",
+        world=world_id(world_key),
+        ticket_id=ticket_id(task_id, split, seed, world_key),
         intents=intents,
         tier=tier,
         persona=persona,
