@@ -19,10 +19,8 @@ from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSU
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.text import is_rude, judge
+from supportenv.text import is_rude, judge, verdict
 from supportenv.world import Scenario
-
-MAX_NEW_FACT_REWARDS = 2
 
 
 @dataclass
@@ -174,9 +172,13 @@ def solved_all(scenario: Scenario, state: EpisodeState) -> bool:
     return all(i in state.solved_intents for i in scenario.expected.solvable)
 
 
-def missing_facts(scenario: Scenario, state: EpisodeState) -> list[str]:
-    """The facts this case needs that the customer has not given yet."""
-    return [f for f in scenario.expected.facts if f not in state.revealed]
+def missing_facts(scenario: Scenario, state: EpisodeState, issues: list[str] | None = None) -> list[str]:
+    """The facts this case needs (or, given `issues`, those issues need) that the customer
+    has not given yet."""
+    if issues is None:
+        return [f for f in scenario.expected.facts if f not in state.revealed]
+    needed = dict.fromkeys(f for i in issues for f in ISSUE_TYPES_BY_ID[i].required_facts)
+    return [f for f in needed if f not in state.revealed]
 
 
 def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:
@@ -302,6 +304,10 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     state.actions.append(action)
     turn = _Turn()
     reply = _HANDLERS[kind](scenario, state, action, turn)
+    if state.task_id == "issue_classification" and kind in _OFF_TRIAGE:
+        # The triage task's one objective: its step rewards pay for nothing its grade does not.
+        turn.parts = [*(p for p in turn.parts if p[0] == "rude_language"), ("off_task", _reward_part("off_task", 1))]
+        turn.notes = ["this task is triage only: classify the ticket, then mark it resolved"]
     # An unreadable output is charged as invalid once, however often it recurs.
     if earlier_same and kind not in ("mark_resolved", INVALID_KIND):
         turn.add("repeat_action", earlier_same)
@@ -357,6 +363,9 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
+    if action.text:  # the customer reads the agent's own words: judged for tone like any reply
+        state.responses += 1
+        state.polite += verdict(action.text, (), "").polite
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
@@ -368,7 +377,7 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     turn.notes.extend(f"{fact_label(f)}: already given" for f in got.repeated)
     turn.notes.extend(f"{fact_label(f)}: the customer cannot give it" for f in got.unknown)
     if needed:
-        turn.add("ask_new_fact", min(len(needed), MAX_NEW_FACT_REWARDS))
+        turn.add("ask_new_fact", len(needed))
     if got.repeated:
         state.repeated_asks += 1
         turn.add("ask_repeat")
@@ -410,7 +419,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if not newly:
         return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
-    missing = missing_facts(scenario, state)
+    missing = missing_facts(scenario, state, newly)
     if missing:
         # Not applied: the fix needs facts the agent never asked for, and the customer says so.
         turn.add("respond_missing_facts")
@@ -585,6 +594,9 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     how = handled(scenario, state, state.task_id)
     if how == "proper":
         turn.add("resolve_proper")
+        left = unsolved(scenario, state)
+        if left and not state.escalated:  # triaged only: someone else will help
+            return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
         return customer.react("closed", scenario, state.step)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
@@ -602,6 +614,18 @@ def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     turn.mood(-0.05)
     return ""
 
+
+# What the triage task does not ask for (everything but classifying and closing).
+_OFF_TRIAGE = frozenset(
+    (
+        "ask_for_more_info",
+        "respond_with_solution",
+        "suggest_knowledge_base",
+        "assign_department",
+        "escalate_to_human",
+        "request_callback",
+    )
+)
 
 _HANDLERS = {
     "classify_issue": _classify,

@@ -49,7 +49,7 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
         return Action("mark_resolved", text="Ticket triaged.")
     missing = missing_facts(scenario, state)
     if missing:
-        return Action("ask_for_more_info", fields=tuple(missing[:2]), text="Could you please share these details?")
+        return Action("ask_for_more_info", fields=tuple(missing), text="Could you please share these details?")
     todo = unsolved(scenario, state)
     if todo:
         article = ISSUE_TYPES_BY_ID[todo[0]].article_id if len(todo) == 1 else ""
@@ -72,11 +72,15 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         return task_id != "issue_classification" and _asks_missing(scenario, state, action)
     if task_id == "issue_classification":
         return kind == "mark_resolved"
-    if missing_facts(scenario, state):
-        return _asks_missing(scenario, state, action)
     if kind == "respond_with_solution":
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
+            return False
+        # An issue may be answered once its own facts are in, even while another's are missing.
+        ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
+        if ready:
+            return True
+        if missing_facts(scenario, state):
             return False
         # The safe first steps of an issue to escalate are credited too (not for over-cap refunds).
         interim = [
@@ -86,7 +90,9 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
             and i not in state.interim_answers
             and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
         ]
-        return bool(set(judged.solves) & set(unsolved(scenario, state))) or bool(interim)
+        return bool(interim)
+    if missing_facts(scenario, state):
+        return _asks_missing(scenario, state, action)
     if kind == "suggest_knowledge_base":
         wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
         return action.article_id in wanted and action.article_id not in state.articles

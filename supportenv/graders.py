@@ -189,7 +189,8 @@ def expert_grade_steps(scenario: Scenario, state: EpisodeState) -> int:
 
 def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     good = expert_grade_steps(scenario, state)
-    return good / max(state.step, opt.steps), f"{good} expert-grade steps of {state.step}"
+    # Over the steps taken: stopping short is charged by what it left undone, not here.
+    return good / max(state.step, 1), f"{good} expert-grade steps of {state.step}"
 
 
 # Violations the escalation judgement charges in action_selection (it owns routing decisions).
@@ -276,7 +277,9 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     wasted = state.repeated_asks + state.unknown_asks
     # With nothing to ask, the credit is for handling the case without pointless questions.
     gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else float(engaged(scenario, state, opt))
-    why = [f"{len(in_time)}/{len(needed)} needed facts before the answer"]
+    why = [
+        f"{len(in_time)}/{len(needed)} needed facts gathered" + (" before the answer" if state.solved_intents else "")
+    ]
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
     if wasted:
@@ -286,18 +289,14 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
 
 
 def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    """How the replies were written: polite, personal, never rude, no wrong solutions."""
+    """How what the customer read was written (questions, answers, escalation reasons): polite,
+    never rude, no wrong solutions."""
     if not state.responses:
         return 0.0, "nothing written to the customer"
     if not engaged(scenario, state, opt):
         return 0.0, "no credit for tone before handling any issue"
-    polite = state.polite / state.responses
-    # Personal touch counts only once the customer has given details to mention.
-    score = 0.5 * polite + 0.5 * min(1, state.personalised) if state.revealed else polite
-    score -= 0.5 * state.rude + 0.2 * state.wrong_solutions
-    why = [f"{state.polite}/{state.responses} replies polite"]
-    if state.revealed:
-        why.append("mentions the customer's details" if state.personalised else "never mentions their details")
+    score = state.polite / state.responses - 0.5 * state.rude - 0.2 * state.wrong_solutions
+    why = [f"{state.polite}/{state.responses} of what the customer read was polite"]
     why += [f"{state.rude} rude"] if state.rude else []
     why += [f"{state.wrong_solutions} wrong solutions named"] if state.wrong_solutions else []
     return score, "; ".join(why)

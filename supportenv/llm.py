@@ -86,7 +86,11 @@ ACTION_SPECS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] 
         {"department": {"type": "string", "enum": list(DEPARTMENTS)}, "note": _STRING},
         ("department",),
     ),
-    "escalate_to_human": ("Hand the ticket to a human specialist.", {"reason": _STRING}, ()),
+    "escalate_to_human": (
+        "Hand the ticket to a human specialist; the reason is what you tell the customer.",
+        {"reason": _STRING},
+        (),
+    ),
     "request_callback": ("Schedule a phone callback for the customer.", {"reason": _STRING}, ()),
     "mark_resolved": ("Close the ticket. This ends the episode.", {"summary": _STRING}, ()),
 }
@@ -113,6 +117,17 @@ def _example(kind: str) -> str:
     return json.dumps(example)
 
 
+_TRIAGE_RULE = (
+    "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
+    "priority of its most severe issue (an issue the customer only mentions from the past does not count)."
+)
+_HANDLING_RULE = (
+    " Handle every issue: answer what you can solve, route and escalate what policy requires. Facts come "
+    "only from the customer: ask for them by field name. The customer reads your questions, answers and "
+    "escalation reasons (never department notes), and they are judged for tone."
+)
+
+
 def system_prompt(obs: Observation) -> str:
     actions = []
     for kind, (what, _, required) in ACTION_SPECS.items():
@@ -126,9 +141,7 @@ def system_prompt(obs: Observation) -> str:
         "You are a customer-support agent working one ticket, one action per turn. Each action is "
         "rewarded or penalised; the finished conversation is graded.",
         f"Task: {obs.task_instructions}",
-        "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
-        "priority of its most severe issue, and handle every issue (answer what you can solve, route and "
-        "escalate what policy requires). Facts come only from the customer: ask for them by field name.",
+        _TRIAGE_RULE if obs.task_id == "issue_classification" else _TRIAGE_RULE + _HANDLING_RULE,
         "Actions (reply with exactly one):\n" + "\n".join(actions),
         "Allowed values:\n"
         f"- category: {', '.join(CATEGORIES)}\n"

@@ -180,6 +180,11 @@ def format_grade(grade: Grade) -> str:
     lines.append(f"  {'component':<{width}}  score  weight  weighted  detail")
     for c in grade.components:
         lines.append(f"  {c.name:<{width}}  {c.score:.3f}  {c.weight:6.2f}  {c.score * c.weight:8.3f}  {c.detail}")
+    if grade.failed_gates:
+        lines.append("Failed gates (each fails the grade):")
+        lines.extend(f"  {gate}" for gate in grade.failed_gates)
+    else:
+        lines.append("Gates: all held (triage, facts first, handled, rules, closed)")
     return "\n".join(lines)
 
 

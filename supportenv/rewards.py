@@ -12,12 +12,12 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "classify_repeat": (-0.1, "classify_issue used again"),
     "issue_type_correct": (0.1, "classify_issue names the right issue type (first use)"),
     "priority_correct": (0.1, "classify_issue names the right priority (first use)"),
-    "ask_new_fact": (0.1, "ask_for_more_info, per needed fact revealed (at most 2 per step)"),
+    "ask_new_fact": (0.1, "ask_for_more_info, per needed fact revealed"),
     "ask_repeat": (-0.1, "ask_for_more_info for a fact already given"),
     "ask_irrelevant": (-0.05, "ask_for_more_info, per fact the customer cannot or need not give"),
     "respond_after_classify": (
         0.5,
-        "respond_with_solution after classifying, with the right solution, no escalation needed",
+        "respond_with_solution after classifying that says the solution of an issue (per issue), its facts in hand",
     ),
     "respond_before_classify": (-0.2, "respond_with_solution before classifying"),
     "respond_missing_facts": (-0.2, "respond_with_solution before the needed facts were gathered"),
@@ -48,6 +48,7 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "resolve_premature": (-0.2, "mark_resolved before anything was done"),
     "repeat_action": (-0.05, "per earlier identical action (progressive)"),
     "customer_left": (-0.2, "the customer ran out of patience and left"),
+    "off_task": (-0.05, "in issue_classification (triage only), any action but classify_issue and mark_resolved"),
     "invalid_action": (-0.1, "output that did not parse into an action (the error is shown in the next observation)"),
 }
 

@@ -28,8 +28,9 @@ TASKS: tuple[Task, ...] = (
         difficulty="easy",
         description="Read the ticket and identify its issue category, issue type and priority.",
         instructions=(
-            "Classify this ticket with classify_issue (category, issue type and priority), then close it with "
-            "mark_resolved. You may ask for facts first, but every step costs efficiency."
+            "Triage only: classify this ticket with classify_issue (category, issue type and priority), then "
+            "close it with mark_resolved; a colleague handles the conversation after you. Do not ask or answer "
+            "here: only the triage is graded, and every extra step costs efficiency."
         ),
         max_steps=4,
         pass_threshold=0.7,

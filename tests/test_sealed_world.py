@@ -105,15 +105,16 @@ def test_another_world_key_gives_other_ids_and_other_tickets():
     assert KEY.decode() not in shown and KEY.decode()[:16] not in shown, "a scenario never shows the key"
 
 
-def test_the_public_world_is_generated_as_before():
-    """Without a key only the ticket id changed: the README's example ticket is the same ticket."""
+def test_the_public_world_is_pinned():
+    """Without a key the public world is one fixed world (the README's example ticket); a change
+    to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 138)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "enterprise",
-        "polite",
-        ("invoice_request/1", "service_outage/7"),
+        "premium",
+        "verbose",
+        ("integration_failure/0",),
     )
-    assert scenario.hidden_facts[:2] == (("order_id", "ORD-773318"), ("account_email", "chen.16@mail.test"))
+    assert scenario.hidden_facts[:2] == (("error_code", "E2831"), ("account_email", "tom.48@corp.example"))
 
 
 def test_world_key_settings(tmp_path):

@@ -44,7 +44,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-2"
+WORLD_VERSION = "world-3"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -64,12 +64,15 @@ P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retriev
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _WORD_RE = re.compile(r"[A-Za-z]{6,}")
 _PATIENCE = {"angry": 3, "terse": 4, "confused": 6}
+_STARTING_MOOD = {"angry": (-0.9, -0.6), "polite": (0.0, 0.3)}
+_ISSUE_OF_ARTICLE = {issue.article_id: issue.issue_id for issue in ISSUE_TYPES}
 _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
+# Mentions of another topic: an article by its title, or a past issue in the customer's words.
 _MISLEADING = (
-    "I already read your article about {topic}, it didn't help.",
-    "Last month I had a problem with {topic} too.",
-    "Your FAQ on {topic} sent me here.",
+    'I already read your article "{title}", it didn\'t help.',
+    'Your FAQ page "{title}" sent me here.',
 )
+_MISLEADING_PAST = "Last month I had a problem with {issue} too."
 
 
 @dataclass(frozen=True)
@@ -340,8 +343,12 @@ def _compose_message(
         body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
     if rng.random() < P_MISLEADING_MENTION:
         others = [a for a in ARTICLES if a.article_id not in {i.article_id for i in intents}]
-        topic = rng.choice(others).title.lower()
-        body += " " + rng.choice(_MISLEADING).format(topic=topic)
+        other = rng.choice(others)
+        past = (
+            content.ISSUE_WORDS[_ISSUE_OF_ARTICLE[other.article_id]][0] if other.article_id in _ISSUE_OF_ARTICLE else ""
+        )
+        mentions = (*_MISLEADING, _MISLEADING_PAST) if past else _MISLEADING
+        body += " " + rng.choice(mentions).format(title=other.title, issue=past)
     if rng.random() < P_DISTRACTOR:
         distractor = rng.choice(content.DISTRACTORS)
         body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
@@ -402,7 +409,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
 
     message, template_ids = _compose_message(intents, split, persona, rng)
     low, high = _REVENUE[tier]
-    sentiment = round(rng.uniform(-0.9, -0.6), 2) if persona == "angry" else round(rng.uniform(-0.4, 0.1), 2)
+    # The mood shown matches the words: angry customers start angry, polite ones calm.
+    low_mood, high_mood = _STARTING_MOOD.get(persona, (-0.4, 0.1))
+    sentiment = round(rng.uniform(low_mood, high_mood), 2)
     return Scenario(
         task_id=task_id,
         split=split,
@@ -413,7 +422,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         tier=tier,
         persona=persona,
         tenure_days=rng.randrange(3, 3650),
-        total_revenue=round(rng.uniform(low, high), 2),
+        # What a customer has spent in all is at least what it paid for the order in question.
+        total_revenue=round(max(rng.uniform(low, high), 1.5 * float(facts.get("amount", 0))), 2),
         initial_sentiment=sentiment,
         patience=_PATIENCE.get(persona, 5) + 2 * (len(intents) - 1),
         hidden_facts=tuple(facts.items()),
