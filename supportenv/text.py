@@ -9,14 +9,13 @@ over and over, is stuffing and earns nothing."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, wraps
 from typing import NamedTuple, TypeVar
 
-from supportenv.catalog import ISSUE_TYPES
 from supportenv.records import frozen_record
+from supportenv.solutions import PHRASE_OWNER, phrases_said
 
 RUDE_PHRASES = (
     "stupid",
@@ -54,8 +53,6 @@ _RUDE_RE = re.compile("|".join(map(re.escape, RUDE_PHRASES)))
 _POLITE_RE = re.compile("|".join(map(re.escape, POLITE_PHRASES)))
 # Every solution phrase and the issue it belongs to; one regex finds them all in one pass
 # (longest first, so a phrase never hides inside a shorter one's match).
-_PHRASE_OWNER = {p: issue.issue_id for issue in ISSUE_TYPES for p in issue.solution_phrases}
-_PHRASE_RE = re.compile("|".join(re.escape(p) for p in sorted(_PHRASE_OWNER, key=len, reverse=True)))
 
 
 R = TypeVar("R")
@@ -87,13 +84,13 @@ class _Analysis(NamedTuple):
 def _analyse(text: str) -> _Analysis:
     """Everything about a text that does not depend on the ticket."""
     lower = text.lower()
-    counts = Counter(m.group() for m in _PHRASE_RE.finditer(lower))
+    counts = phrases_said(text)
     return _Analysis(
         lower,
         _RUDE_RE.search(lower) is not None,
         _POLITE_RE.search(lower) is not None,
-        frozenset(_PHRASE_OWNER[p] for p in counts),
-        tuple((_PHRASE_OWNER[p], n) for p, n in counts.items()),
+        frozenset(PHRASE_OWNER[p] for p in counts),
+        tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 
 

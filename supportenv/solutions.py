@@ -1,0 +1,76 @@
+"""Which issues' solutions a text says, read the way a person would: tolerant of word forms
+("refunded the duplicate charge" says "refund the duplicate charge") and of the little words
+between ("issued a refund of the duplicate charge"), but never finding a phrase inside
+another word or across a sentence's unrelated words.
+
+A text and every solution phrase become sequences of stems of their content words (a light
+suffix-stripping stemmer; articles, pronouns and prepositions dropped). A phrase is said where
+its stems stand consecutively in the text's. Where two phrases overlap, the longer one is what
+was said (so "a refund of the duplicate charge" is the double charge's fix, not also the
+refund request's "issue the refund")."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from supportenv.catalog import ISSUE_TYPES
+
+_WORD_RE = re.compile(r"[a-z0-9]+")
+# Words that carry no meaning of a solution; dropping them lets phrasing vary around the fix.
+_DETERMINERS = ("a", "an", "the", "this", "that", "these", "those", "any", "all", "s")
+_PRONOUNS = ("my", "your", "our", "their", "his", "her", "its", "it", "i", "we", "you", "they", "me", "us", "them")
+_LINKS = ("to", "of", "for", "on", "in", "at", "by", "with", "from", "into", "onto", "and", "or")
+_AUXILIARIES = ("will", "can", "could", "would", "shall", "should", "please", "just", "now", "is", "are", "was")
+_AUXILIARIES_MORE = ("were", "be", "been", "being", "have", "has", "had", "do", "does", "did")
+_STOPWORDS = frozenset((*_DETERMINERS, *_PRONOUNS, *_LINKS, *_AUXILIARIES, *_AUXILIARIES_MORE))
+
+
+def stem(word: str) -> str:
+    """A light stemmer: refunds/refunded/refunding -> refund, update/updating -> updat."""
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeious":
+        word = word[:-1]  # shipp -> ship, resett -> reset
+    return word
+
+
+def content_stems(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS)
+
+
+# Every solution phrase as its stems, with the issue it belongs to: longest first.
+_PHRASES: tuple[tuple[tuple[str, ...], str, str], ...] = tuple(
+    sorted(
+        ((content_stems(p), p, issue.issue_id) for issue in ISSUE_TYPES for p in issue.solution_phrases),
+        key=lambda entry: -len(entry[0]),
+    )
+)
+_BY_FIRST_STEM: dict[str, list[tuple[tuple[str, ...], str, str]]] = {}
+for _entry in _PHRASES:
+    _BY_FIRST_STEM.setdefault(_entry[0][0], []).append(_entry)
+
+
+def phrases_said(text: str) -> Counter[str]:
+    """How often the text says each solution phrase (by the phrase's catalog text)."""
+    stems = content_stems(text)
+    found: list[tuple[int, int, str]] = []  # (length, start, phrase)
+    for start, first in enumerate(stems):
+        for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
+            if stems[start : start + len(phrase_stems)] == phrase_stems:
+                found.append((len(phrase_stems), start, phrase))
+    taken: set[int] = set()
+    said: Counter[str] = Counter()
+    for length, start, phrase in sorted(found, key=lambda f: (-f[0], f[1])):
+        span = range(start, start + length)
+        if not taken.intersection(span):
+            taken.update(span)
+            said[phrase] += 1
+    return said
+
+
+PHRASE_OWNER = {phrase: owner for _, phrase, owner in _PHRASES}

@@ -1,0 +1,68 @@
+"""Solutions are read as a person reads them: word forms and small words may vary, a phrase
+is never found inside another word, and overlapping phrases count once (the longer)."""
+
+from __future__ import annotations
+
+import pytest
+
+from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES
+from supportenv.solutions import PHRASE_OWNER, phrases_said, stem
+from supportenv.text import verdict
+
+# Answers written the way agents write them (several from the blind audit), each with the
+# one issue it solves.
+PARAPHRASES = [
+    ("I've refunded the duplicate charge to your original card; please allow 3-5 business days.", "double_charge"),
+    ("I have issued a refund of the duplicate charge to your card.", "double_charge"),
+    ("I'm refunding the duplicate charge now.", "double_charge"),
+    ("I've compared the charge with the price and credited the price difference to your card.", "wrong_amount"),
+    ("I'm updating the shipping address on your order before it ships.", "address_change"),
+    ("We're sending the correct item by priority shipping, and you can keep the incorrect item.", "wrong_item"),
+    ("Please retry your payment once the card details are right.", "payment_failure"),
+    ("Could you send us photos of the damaged box and item?", "damaged_item"),
+    ("You can take the parcel to a drop-off point near you.", "return_label"),
+    ("I've sent a password reset link to your email.", "account_locked"),
+    ("Please reinstall the app from the store.", "app_crash"),
+    ("Our engineers are investigating the problem right now.", "service_outage"),
+    ("I have cancelled the subscription, so no further renewals will be billed.", "subscription_cancel"),
+    ("Please sign out of all sessions on every device.", "account_takeover"),
+    ("I've regenerated the API key for your integration.", "integration_failure"),
+]
+
+
+@pytest.mark.parametrize(("text", "issue"), PARAPHRASES)
+def test_natural_answers_say_their_solution(text, issue):
+    owners = {PHRASE_OWNER[p] for p in phrases_said(text)}
+    assert owners == {issue}, (text, phrases_said(text))
+    intents = ((issue, next(i.article_id for i in ISSUE_TYPES if i.issue_id == issue)),)
+    assert verdict(text, intents, "").solves == (issue,)
+
+
+def test_every_article_step_that_names_a_fix_says_only_its_issue():
+    for issue in ISSUE_TYPES:
+        for step in ARTICLES_BY_ID[issue.article_id].steps:
+            owners = {PHRASE_OWNER[p] for p in phrases_said(step)}
+            assert owners <= {issue.issue_id}, (issue.issue_id, step, owners)
+
+
+def test_no_phrase_inside_another_word():
+    assert not phrases_said("We'll prefund the reduplicate charges soon.")
+    assert not phrases_said("That charge stays unrefunded for the duplicated order.")
+
+
+def test_word_forms_share_a_stem():
+    for forms in (
+        ("refund", "refunds", "refunded", "refunding"),
+        ("update", "updates", "updated", "updating"),
+        ("ship", "ships", "shipped", "shipping"),
+        ("address", "addresses"),
+        ("process", "processed", "processing"),
+        ("cancel", "cancels", "cancelled", "canceled", "cancelling"),
+    ):
+        assert len({stem(w) for w in forms}) == 1, forms
+
+
+def test_stuffing_still_earns_nothing():
+    every = "; ".join(p for issue in ISSUE_TYPES for p in issue.solution_phrases)
+    judged = verdict(f"We will {every}.", (("double_charge", "KB-BIL-02"),), "")
+    assert judged.stuffed and judged.solves == ()
