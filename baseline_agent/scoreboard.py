@@ -26,11 +26,11 @@ from supportenv.world import SPLITS
 
 
 def markdown(rows: dict[str, list[TaskSummary]]) -> str:
-    head = "| agent | " + " | ".join(f"`{t}`" for t in TASK_IDS) + " | weighted | mean return (hard) |"
+    head = "| agent | " + " | ".join(f"`{t}` (pass)" for t in TASK_IDS) + " | weighted | mean return (hard) |"
     lines = [head, "|---" * (len(TASK_IDS) + 3) + "|"]
     for policy, summaries in rows.items():
         by_task = {s.task_id: s for s in summaries}
-        cells = " | ".join(f"{by_task[t].mean_score:.3f}" for t in TASK_IDS)
+        cells = " | ".join(f"{by_task[t].mean_score:.3f} ({by_task[t].pass_rate:.0%})" for t in TASK_IDS)
         hard = by_task[TASK_IDS[-1]].mean_reward
         lines.append(f"| `{policy}` | {cells} | **{weighted_score(summaries):.3f}** | {hard:+.2f} |")
     return "\n".join(lines)

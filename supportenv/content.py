@@ -669,7 +669,7 @@ ISSUES = (
         "department": "accounts",
         "escalation": "never",
         "identity_required": True,
-        "solution_phrases": ("password reset link", "unlock your account", "reset your password"),
+        "solution_phrases": ("password reset link", "unlock your account", "reset link to your email"),
         "templates": (
             "My account is locked and I can't log in.",
             "Got locked out after too many password attempts.",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES
+from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES, RETRIEVAL_SCRIPTS
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
@@ -58,7 +58,15 @@ def mean(results, policy, task, key="mean_score"):
 def test_exploits_earn_nothing(results, policy):
     for task in TASKS:
         assert mean(results, policy, task) <= 0.15, (policy, task)
+        # A fixed guess is right for about 1 ticket in 25 (one issue type of 25), no more.
+        assert mean(results, policy, task, "pass_rate") <= 0.05, (policy, task)
         assert mean(results, policy, task, "mean_reward") < mean(results, "rule", task, "mean_reward"), (policy, task)
+
+
+@pytest.mark.parametrize("policy", RETRIEVAL_SCRIPTS)
+def test_scripts_that_trust_retrieval_stay_below_the_baseline(results, policy):
+    for task in TASKS:
+        assert mean(results, policy, task) < mean(results, "rule", task), (policy, task)
 
 
 def test_random_is_a_floor(results):
