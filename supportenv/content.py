@@ -258,7 +258,7 @@ ARTICLES = (
         (
             "Thank the customer for the idea",
             "Post it on the product feedback board",
-            "Share the link to the public roadmap",
+            "Point the customer to the public roadmap on the website",
         ),
     ),
     (
@@ -268,7 +268,7 @@ ARTICLES = (
         (
             "Explain that standard shipping takes 3-5 business days",
             "Mention free shipping over the order threshold",
-            "Describe the express shipping option and its price",
+            "Offer the express shipping option, priced at checkout",
         ),
     ),
     # --- distractors: not the answer to any issue ----------------------------
@@ -975,7 +975,7 @@ PERSONA_OPENERS = {
         "Sorry, I'm not very good with computers, ",
         "Hi, I'm a bit confused and not sure what's happening, ",
         "Hello? I don't really understand what's going on, ",
-        "So, I hope this makes sense, ",
+        "So, I'm not sure how to put this, ",
     ),
 }
 
@@ -1204,7 +1204,7 @@ REACTIONS = {
     ),
     "solved_promise_grudging": (
         "Okay. I'll believe it when I see it.",
-        "Fine. Please make sure it actually happens this time.",
+        "Fine. Please make sure it actually happens.",
         "Alright, I'll wait and see.",
     ),
     "solved_info": (

@@ -46,8 +46,10 @@ class EpisodeState:
     needless_asks: list[str] = field(default_factory=list)
     # Needed facts still missing when an answer was given (in the order first found missing).
     answered_without: list[str] = field(default_factory=list)
-    # Issues that must be escalated whose safe first steps the agent has already given.
+    # Issues that must be escalated whose safe first steps the agent has already given, and
+    # the steps that gave them.
     interim_answers: list[str] = field(default_factory=list)
+    interim_steps: int = 0
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -160,7 +162,7 @@ def rounded(value: float, digits: int) -> float:
 def sentiment_label(score: float) -> str:
     if score <= -0.5:
         return "angry"
-    if score < 0.0:
+    if score < -0.2:  # a little below zero reads as neutral, as a person would say it
         return "frustrated"
     if score < 0.4:
         return "neutral"
@@ -437,11 +439,22 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     turn.mood(0.25 if left else 0.5, 1)
     if tone:
         return customer.react(tone, scenario, state.step)
-    if left:
+    # What is still open for the customer: unanswered issues, and escalations not yet begun.
+    waiting = left + ([] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers])
+    if waiting:
         words = customer.issue_words(newly)
-        return customer.react("partly_solved", scenario, state.step, issue=words, remaining=customer.issue_words(left))
-    mood = sentiment_label(state.sentiment + turn.sentiment)
-    return customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
+        reply = customer.react(
+            "partly_solved", scenario, state.step, issue=words, remaining=customer.issue_words(waiting)
+        )
+    else:
+        mood = sentiment_label(state.sentiment + turn.sentiment)
+        reply = customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
+    # An answer that ends by offering something gets its yes.
+    return f"Yes, please. {reply}" if action.text.rstrip().endswith("?") else reply
+
+
+# An answer this short that cites the right article is a pointer, not an explanation.
+_BARE_CITATION_WORDS = 15
 
 
 def _respond_without_solving(
@@ -467,6 +480,7 @@ def _respond_without_solving(
         if fresh:
             # Safe first steps while the case goes to a specialist: credited, and still to escalate.
             state.interim_answers.extend(fresh)
+            state.interim_steps += 1
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
             return customer.react(tone or "interim", scenario, state.step)
@@ -477,7 +491,7 @@ def _respond_without_solving(
     turn.add("respond_irrelevant")
     turn.mood(-0.2, -1)
     wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues}
-    if action.article_id in wanted:
+    if action.article_id in wanted and len(action.text.split()) <= _BARE_CITATION_WORDS:
         turn.notes.append("citing an article is not an answer: say the solution in words")
         return customer.react(tone or "citation_only", scenario, state.step)
     turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if stuffed else ""))

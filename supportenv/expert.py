@@ -109,7 +109,10 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:
-    """The action asks only for facts the case needs and the customer has not given."""
+    """The action asks for facts the case needs and the customer has not given; one field more
+    (a harmless habit, charged by its step reward) does not make the step a wrong choice."""
     if action.kind != "ask_for_more_info" or not action.fields:
         return False
-    return set(action.fields) <= set(missing_facts(scenario, state))
+    missing = set(missing_facts(scenario, state))
+    asked = set(action.fields)
+    return bool(asked & missing) and len(asked - missing) <= 1

@@ -230,7 +230,9 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     """Steps and money against the expert's; what was left undone is the other components' to charge."""
     if not engaged(scenario, state, opt):
         return 0.0, "no credit for speed before handling any issue"
-    steps = opt.steps / max(state.step, opt.steps)
+    # Safe first steps given before an escalation are credited, not counted as a wasted step.
+    taken = state.step - state.interim_steps
+    steps = opt.steps / max(taken, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
     return (
         0.5 * steps + 0.5 * cost,
@@ -289,15 +291,16 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
 
 
 def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    """How what the customer read was written (questions, answers, escalation reasons): polite,
-    never rude, no wrong solutions."""
+    """How what the customer read was written (questions, answers, escalation reasons): never
+    rude, no wrong solutions named. (Courtesy words earn a step reward; a plain, professional
+    message is not marked down here for lacking them.)"""
     if not state.responses:
         return 0.0, "nothing written to the customer"
     if not engaged(scenario, state, opt):
         return 0.0, "no credit for tone before handling any issue"
-    score = state.polite / state.responses - 0.5 * state.rude - 0.2 * state.wrong_solutions
-    why = [f"{state.polite}/{state.responses} of what the customer read was polite"]
-    why += [f"{state.rude} rude"] if state.rude else []
+    score = 1.0 - 0.5 * state.rude - 0.2 * state.wrong_solutions
+    why = [f"{state.responses} messages to the customer"]
+    why += [f"{state.rude} rude"] if state.rude else ["none rude"]
     why += [f"{state.wrong_solutions} wrong solutions named"] if state.wrong_solutions else []
     return score, "; ".join(why)
 

@@ -5,9 +5,10 @@ another word or across a sentence's unrelated words.
 
 A text and every solution phrase become sequences of stems of their content words (a light
 suffix-stripping stemmer; articles, pronouns and prepositions dropped). A phrase is said where
-its stems stand consecutively in the text's. Where two phrases overlap, the longer one is what
-was said (so "a refund of the duplicate charge" is the double charge's fix, not also the
-refund request's "issue the refund")."""
+its stems stand in order in the text's, with at most a few other words among them ("standard
+shipping for the desk lamp takes 3-5 days" says "standard shipping takes"). Where two phrases
+overlap, the longer one is what was said (so "a refund of the duplicate charge" is the double
+charge's fix, not also the refund request's "issue the refund")."""
 
 from __future__ import annotations
 
@@ -55,20 +56,41 @@ for _entry in _PHRASES:
     _BY_FIRST_STEM.setdefault(_entry[0][0], []).append(_entry)
 
 
+# Other words a phrase's own may have among them, in all ("shipping for the desk lamp takes").
+MAX_INSERTED_WORDS = 3
+
+
+def _span(stems: tuple[str, ...], start: int, phrase_stems: tuple[str, ...]) -> int | None:
+    """Where a phrase starting at `start` ends (exclusive), its words in order with at most
+    MAX_INSERTED_WORDS others among them; None if it is not there."""
+    at, inserted = start + 1, 0
+    for wanted in phrase_stems[1:]:
+        while at < len(stems) and stems[at] != wanted:
+            at, inserted = at + 1, inserted + 1
+            if inserted > MAX_INSERTED_WORDS:
+                return None
+        if at == len(stems):
+            return None
+        at += 1
+    return at
+
+
 def phrases_said(text: str) -> Counter[str]:
     """How often the text says each solution phrase (by the phrase's catalog text)."""
     stems = content_stems(text)
-    found: list[tuple[int, int, str]] = []  # (length, start, phrase)
+    found: list[tuple[int, int, int, str]] = []  # (phrase words, span, start, phrase)
     for start, first in enumerate(stems):
         for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
-            if stems[start : start + len(phrase_stems)] == phrase_stems:
-                found.append((len(phrase_stems), start, phrase))
+            end = _span(stems, start, phrase_stems)
+            if end is not None:
+                found.append((len(phrase_stems), end - start, start, phrase))
     taken: set[int] = set()
     said: Counter[str] = Counter()
-    for length, start, phrase in sorted(found, key=lambda f: (-f[0], f[1])):
-        span = range(start, start + length)
-        if not taken.intersection(span):
-            taken.update(span)
+    # Longer phrases first, then the tighter match: overlapping ones count once.
+    for _, span, start, phrase in sorted(found, key=lambda f: (-f[0], f[1], f[2])):
+        covered = range(start, start + span)
+        if not taken.intersection(covered):
+            taken.update(covered)
             said[phrase] += 1
     return said
 

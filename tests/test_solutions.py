@@ -27,6 +27,8 @@ PARAPHRASES = [
     ("I have cancelled the subscription, so no further renewals will be billed.", "subscription_cancel"),
     ("Please sign out of all sessions on every device.", "account_takeover"),
     ("I've regenerated the API key for your integration.", "integration_failure"),
+    ("Standard shipping for the desk lamp takes 3-5 business days.", "shipping_policy_question"),
+    ("We are signing out every active session on all devices.", "account_takeover"),
 ]
 
 

@@ -64,7 +64,13 @@ P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retriev
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _WORD_RE = re.compile(r"[A-Za-z]{6,}")
 _PATIENCE = {"angry": 3, "terse": 4, "confused": 6}
-_STARTING_MOOD = {"angry": (-0.9, -0.6), "polite": (0.0, 0.3)}
+_STARTING_MOOD = {
+    "angry": (-0.9, -0.6),
+    "terse": (-0.4, 0.0),
+    "verbose": (-0.15, 0.2),
+    "polite": (0.0, 0.3),
+    "confused": (-0.2, 0.15),
+}
 _ISSUE_OF_ARTICLE = {issue.article_id: issue.issue_id for issue in ISSUE_TYPES}
 _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
 # Mentions of another topic: an article by its title, or a past issue in the customer's words.
@@ -354,7 +360,7 @@ def _compose_message(
         body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
     opener = rng.choice(content.PERSONA_OPENERS[persona])
     closer = rng.choice(content.PERSONA_CLOSERS[persona])
-    if opener.rstrip().endswith(","):
+    if opener.rstrip().endswith((",", ";")):
         body = _lower_first(body)
     message = f"{opener}{body}{closer}".strip()
     if rng.random() < P_TYPO:
