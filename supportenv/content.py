@@ -413,7 +413,12 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("credit the price difference", "correct the overcharge", "reapply the discount code"),
+        "solution_phrases": (
+            "credit the price difference",
+            "correct the overcharge",
+            "reapply the discount code",
+            "refund the price difference",
+        ),
         "templates": (
             "My card was charged more than the price shown at checkout.",
             "The total on my bill doesn't match what the {product} was listed for.",
@@ -506,7 +511,13 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("open a carrier trace", "ship a replacement", "send a replacement"),
+        "solution_phrases": (
+            "open a carrier trace",
+            "ship a replacement",
+            "send a replacement",
+            "trace with the carrier",
+            "refund in full",
+        ),
         "templates": (
             "The tracking says delivered but the package never came.",
             "My parcel is missing. I think the carrier lost it.",
@@ -552,7 +563,12 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("photos of the damage", "file a damage claim", "replace the damaged item"),
+        "solution_phrases": (
+            "photos of the damage",
+            "file a damage claim",
+            "replace the damaged item",
+            "replacement at no cost",
+        ),
         "templates": (
             "The {product} arrived damaged.",
             "The box was crushed and everything inside is broken.",
@@ -575,7 +591,13 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": True,
-        "solution_phrases": ("update the shipping address", "redirect the parcel", "address correction request"),
+        "solution_phrases": (
+            "update the shipping address",
+            "redirect the parcel",
+            "address correction request",
+            "update it to the new address",
+            "carrier redirect",
+        ),
         "templates": (
             "Can I change the delivery address on my order?",
             "We moved last week. Can you send my order to my new place instead?",
@@ -863,6 +885,7 @@ ISSUES = (
             "disable browser extensions",
             "switch to a wired connection",
             "turn off background sync",
+            "turn off extensions",
         ),
         "templates": (
             "The app has been really slow lately.",
@@ -1150,24 +1173,24 @@ VAGUE_REPLIES = (
 )
 
 # How the customer names each issue in its own words, and what the right answer gives it:
-# "fix" (steps the customer takes now), "promise" (the company will put it right) or
-# "info" (the answer to a question).
+# "fix" (steps the customer takes now), "promise" (the company will put it right later),
+# "done" (the change is made now) or "info" (the answer to a question).
 ISSUE_WORDS: dict[str, tuple[str, str]] = {
     "payment_failure": ("my declined payment", "fix"),
     "double_charge": ("the double charge", "promise"),
     "wrong_amount": ("the overcharge", "promise"),
-    "subscription_cancel": ("cancelling my subscription", "promise"),
+    "subscription_cancel": ("cancelling my subscription", "done"),
     "invoice_request": ("the invoice", "info"),
     "delayed_delivery": ("my late parcel", "promise"),
     "lost_package": ("my missing parcel", "promise"),
     "wrong_item": ("the wrong item", "promise"),
     "damaged_item": ("the damaged item", "fix"),
-    "address_change": ("changing my delivery address", "promise"),
+    "address_change": ("changing my delivery address", "done"),
     "refund_request": ("my refund", "promise"),
     "refund_status": ("my refund", "info"),
     "return_label": ("the return label", "fix"),
     "account_locked": ("getting back into my account", "fix"),
-    "email_change": ("changing my login email", "fix"),
+    "email_change": ("changing my login email", "done"),
     "account_takeover": ("someone getting into my account", "fix"),
     "two_factor_lost": ("my two-factor codes", "fix"),
     "data_deletion": ("deleting my account", "promise"),
@@ -1187,7 +1210,7 @@ ISSUE_WORDS: dict[str, tuple[str, str]] = {
 REACTIONS = {
     "solved_fix": (
         "Thanks, that makes sense. I'll do that now.",
-        "Great, I'll try those steps right away. Thank you!",
+        "Great, I'll do that right away. Thank you!",
         "Perfect, that's clear. I'll give it a go.",
         "Thank you, I know what to do now.",
     ),
@@ -1206,6 +1229,15 @@ REACTIONS = {
         "Okay. I'll believe it when I see it.",
         "Fine. Please make sure it actually happens.",
         "Alright, I'll wait and see.",
+    ),
+    "solved_done": (
+        "Great, thanks for taking care of that.",
+        "Perfect, thank you for sorting it out.",
+        "Thanks, that's exactly what I wanted.",
+    ),
+    "solved_done_grudging": (
+        "Fine. Thanks, I suppose.",
+        "Okay. About time.",
     ),
     "solved_info": (
         "Thanks, that answers my question.",
@@ -1243,9 +1275,9 @@ REACTIONS = {
         "I know, you mentioned that already.",
     ),
     "interim": (
-        "Okay, I'll do that now. Will someone look into it properly as well?",
-        "Thanks, done. Is someone going to follow this up?",
-        "Alright, I'll do that straight away. What happens next?",
+        "Okay, I'll do that now. Thank you.",
+        "Thanks, I'm doing that right away.",
+        "Alright, I'll do that straight away.",
     ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",
@@ -1260,14 +1292,14 @@ REACTIONS = {
     ),
     "premature": (
         "Wait, {issue} isn't sorted yet!",
-        "You can't just close this, nothing was solved.",
+        "You can't just close this, {issue} isn't sorted.",
         "Hold on, we're not done with {issue}.",
         "Hang on, you haven't actually helped me with {issue} yet.",
     ),
     "escalated": (
         "Okay, I'll wait for the specialist.",
         "Thanks, I hope they can help quickly.",
-        "Fine, as long as someone senior looks at it.",
+        "Okay, thank you. I'll wait to hear from them.",
         "Alright, I'll keep an eye out for their reply.",
     ),
     "callback": (

@@ -52,8 +52,9 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
         return Action("ask_for_more_info", fields=tuple(missing), text="Could you please share these details?")
     todo = unsolved(scenario, state)
     if todo:
-        article = ISSUE_TYPES_BY_ID[todo[0]].article_id if len(todo) == 1 else ""
-        return Action("respond_with_solution", text=solution_message(scenario, state, todo), article_id=article)
+        # One issue per answer, citing its article: the way the prompt describes an answer.
+        article = ISSUE_TYPES_BY_ID[todo[0]].article_id
+        return Action("respond_with_solution", text=solution_message(scenario, state, todo[:1]), article_id=article)
     if exp.escalate:
         if state.department != exp.department:
             return Action("assign_department", department=exp.department, text="Routing per policy.")

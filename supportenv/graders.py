@@ -234,9 +234,10 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     taken = state.step - state.interim_steps
     steps = opt.steps / max(taken, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
+    interim = f", of which {state.interim_steps} safe first steps not counted" if state.interim_steps else ""
     return (
         0.5 * steps + 0.5 * cost,
-        f"{state.step} steps (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})",
+        f"{state.step} steps{interim} (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})",
     )
 
 
@@ -279,9 +280,10 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     wasted = state.repeated_asks + state.unknown_asks
     # With nothing to ask, the credit is for handling the case without pointless questions.
     gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else float(engaged(scenario, state, opt))
-    why = [
-        f"{len(in_time)}/{len(needed)} needed facts gathered" + (" before the answer" if state.solved_intents else "")
-    ]
+    when = " before the answer" if state.solved_intents else ""
+    why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}"]
+    if len(needed) < len(scenario.expected.facts):
+        why[0] += " (the account email is policy compliance's to check)"
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
     if wasted:

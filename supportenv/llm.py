@@ -122,7 +122,8 @@ _TRIAGE_RULE = (
     "priority of its most severe issue (an issue the customer only mentions from the past does not count)."
 )
 _HANDLING_RULE = (
-    " Handle every issue: answer what you can solve, route and escalate what policy requires. Facts come "
+    " Handle every issue: answer what you can solve (one answer may cover several issues), route and "
+    "escalate what policy requires. Facts come "
     "only from the customer: ask for them by field name. The customer reads your questions, answers and "
     "escalation reasons (never department notes), and they are judged for tone."
 )

@@ -28,20 +28,60 @@ _STOPWORDS = frozenset((*_DETERMINERS, *_PRONOUNS, *_LINKS, *_AUXILIARIES, *_AUX
 
 
 def stem(word: str) -> str:
-    """A light stemmer: refunds/refunded/refunding -> refund, update/updating -> updat."""
+    """A light stemmer: refunds/refunded/refunding -> refund, update/updating -> updat,
+    replace/replacement -> replac, pay/payment -> pay."""
     if len(word) > 4 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s", "e"):
+    for suffix in ("ments", "ment", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
             word = word[: -len(suffix)]
             break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeious":
         word = word[:-1]  # shipp -> ship, resett -> reset
     return word
 
 
+# Words support agents use for the same thing, read as one (by stem): a synonym in the answer
+# says the same solution as the article's word ("change the delivery address" says "update the
+# shipping address"). Both the phrases and the texts are read through this table.
+_SAME_AS = {
+    "delivery": "ship",
+    "deliver": "ship",
+    "courier": "carrier",
+    "reroute": "redirect",
+    "rerout": "redirect",
+    "membership": "subscription",
+    "chang": "updat",
+    "edit": "updat",
+    "modify": "updat",
+    "amend": "updat",
+    "switch": "updat",
+    "pictur": "photo",
+    "imag": "photo",
+    "receipt": "invoic",
+    "log": "sign",
+    "disabl": "turn-off",
+    "not": "no",
+    "t": "no",  # the n't of won't, don't
+    "never": "no",
+}
+
+
+# Two-word verbs read as one word, after stemming ("switch off" is "turn off").
+_SAME_AS_PAIR = {("turn", "off"): "turn-off", ("switch", "off"): "turn-off", ("shut", "off"): "turn-off"}
+
+
 def content_stems(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS)
+    out: list[str] = []
+    for word in (stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS):
+        pair = _SAME_AS_PAIR.get((out[-1], word)) if out else None
+        if pair:
+            out[-1] = pair
+        else:
+            out.append(word)
+    return tuple(_SAME_AS.get(word, word) for word in out)
 
 
 # Every solution phrase as its stems, with the issue it belongs to: longest first.

@@ -568,6 +568,10 @@ def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) ->
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
     # An article id is a citation, not an answer: an issue is solved by saying its solution.
     solves = () if stuffed else tuple([i for i, _ in intents if i in named])
+    if solves and not stuffed:
+        # A right answer that also uses a neighbouring fix's words ("send you a replacement"
+        # for a damaged item) is not charged for them; answering something else is.
+        wrong = 0
     return Verdict(lower, rude, polite, solves, wrong, stuffed)
 
 

@@ -29,6 +29,16 @@ PARAPHRASES = [
     ("I've regenerated the API key for your integration.", "integration_failure"),
     ("Standard shipping for the desk lamp takes 3-5 business days.", "shipping_policy_question"),
     ("We are signing out every active session on all devices.", "account_takeover"),
+    ("I will change the delivery address on your order before it ships.", "address_change"),
+    ("If it has already left, we'll get the courier to reroute it.", "address_change"),
+    ("Our standard delivery usually takes 3-5 business days.", "shipping_policy_question"),
+    ("You won't be billed for any further renewals.", "subscription_cancel"),
+    ("Please send us a few pictures of the damage.", "damaged_item"),
+    ("I'll refund the price difference to your card.", "wrong_amount"),
+    ("Please turn off any extensions and reload the page.", "slow_performance"),
+    ("Switching off background sync while you work should help.", "slow_performance"),
+    ("We'll send you a replacement at no cost.", "damaged_item"),
+    ("I've opened a trace with the carrier for your parcel.", "lost_package"),
 ]
 
 

@@ -72,6 +72,7 @@ _STARTING_MOOD = {
     "confused": (-0.2, 0.15),
 }
 _ISSUE_OF_ARTICLE = {issue.article_id: issue.issue_id for issue in ISSUE_TYPES}
+_CATEGORY_OF_ARTICLE = {issue.article_id: issue.category for issue in ISSUE_TYPES}
 _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
 # Mentions of another topic: an article by its title, or a past issue in the customer's words.
 _MISLEADING = (
@@ -348,14 +349,18 @@ def _compose_message(
     for extra in bodies[1:]:
         body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
     if rng.random() < P_MISLEADING_MENTION:
-        others = [a for a in ARTICLES if a.article_id not in {i.article_id for i in intents}]
+        # Another topic of the same kind, as a customer would plausibly have read about.
+        own = {i.article_id for i in intents}
+        kind = intents[0].category
+        near = [a for a in ARTICLES if a.article_id not in own and _CATEGORY_OF_ARTICLE.get(a.article_id) == kind]
+        others = near or [a for a in ARTICLES if a.article_id not in own]
         other = rng.choice(others)
         past = (
             content.ISSUE_WORDS[_ISSUE_OF_ARTICLE[other.article_id]][0] if other.article_id in _ISSUE_OF_ARTICLE else ""
         )
         mentions = (*_MISLEADING, _MISLEADING_PAST) if past else _MISLEADING
         body += " " + rng.choice(mentions).format(title=other.title, issue=past)
-    if rng.random() < P_DISTRACTOR:
+    if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
         body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
     opener = rng.choice(content.PERSONA_OPENERS[persona])
