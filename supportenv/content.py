@@ -367,7 +367,13 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("retry the payment", "update the payment method", "check the card expiry"),
+        "solution_phrases": (
+            "retry the payment",
+            "update the payment method",
+            "check the card expiry",
+            "add a new card",
+            "new payment method",
+        ),
         "templates": (
             "My card keeps getting declined when I try to pay for my subscription.",
             "The payment failed at checkout and I have no idea why.",
@@ -441,7 +447,12 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": True,
-        "solution_phrases": ("cancel the subscription", "turn off auto-renewal", "no further renewals"),
+        "solution_phrases": (
+            "cancel the subscription",
+            "turn off auto-renewal",
+            "no further renewals",
+            "will not renew",
+        ),
         "templates": (
             "How do I cancel my subscription?",
             "Please stop my monthly plan, I don't want it to renew again.",
@@ -516,7 +527,6 @@ ISSUES = (
             "ship a replacement",
             "send a replacement",
             "trace with the carrier",
-            "refund in full",
         ),
         "templates": (
             "The tracking says delivered but the package never came.",
@@ -621,7 +631,14 @@ ISSUES = (
         "department": "billing",
         "escalation": "over_refund_cap",
         "identity_required": True,
-        "solution_phrases": ("issue the refund", "process the refund", "refunded to your card"),
+        "solution_phrases": (
+            "issue the refund",
+            "process the refund",
+            "refunded to your card",
+            "refund the full amount",
+            "refund to your original payment method",
+            "money back to your card",
+        ),
         "templates": (
             "Please refund my last order, it's not what I expected.",
             "Please give me my money back for this order.",
@@ -691,7 +708,12 @@ ISSUES = (
         "department": "accounts",
         "escalation": "never",
         "identity_required": True,
-        "solution_phrases": ("password reset link", "unlock your account", "reset link to your email"),
+        "solution_phrases": (
+            "password reset link",
+            "unlock your account",
+            "reset link to your email",
+            "link to reset your password",
+        ),
         "templates": (
             "My account is locked and I can't log in.",
             "Got locked out after too many password attempts.",

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from supportenv import customer
-from supportenv.actions import INVALID_KIND, Action
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
 from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
@@ -413,7 +413,6 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.mood(0.05)
     if judged.wrong_solutions:
         state.wrong_solutions += judged.wrong_solutions
-        turn.add("wrong_solution", judged.wrong_solutions)
     if not state.category:
         turn.add("respond_before_classify")
         turn.notes.append("classify the ticket before answering")
@@ -488,6 +487,7 @@ def _respond_without_solving(
         turn.add("respond_repeat")
         turn.mood(-0.05, -1)
         return customer.react(tone or "repeated_answer", scenario, state.step)
+    # One charge for one wrong answer, whether it names another issue's fix or nothing at all.
     turn.add("respond_irrelevant")
     turn.mood(-0.2, -1)
     wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues}
@@ -630,16 +630,7 @@ def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
 
 
 # What the triage task does not ask for (everything but classifying and closing).
-_OFF_TRIAGE = frozenset(
-    (
-        "ask_for_more_info",
-        "respond_with_solution",
-        "suggest_knowledge_base",
-        "assign_department",
-        "escalate_to_human",
-        "request_callback",
-    )
-)
+_OFF_TRIAGE = frozenset(ACTION_KINDS) - {"classify_issue", "mark_resolved"}
 
 _HANDLERS = {
     "classify_issue": _classify,

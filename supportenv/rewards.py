@@ -21,14 +21,16 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     ),
     "respond_before_classify": (-0.2, "respond_with_solution before classifying"),
     "respond_missing_facts": (-0.2, "respond_with_solution before the needed facts were gathered"),
-    "respond_irrelevant": (-0.1, "respond_with_solution that does not name the right solution, or is stuffed"),
+    "respond_irrelevant": (
+        -0.1,
+        "respond_with_solution that says no open issue's solution (another's fix, a bare citation), or is stuffed",
+    ),
     "respond_needs_escalation": (0.0, "respond_with_solution that promises a refund policy says to escalate"),
     "respond_interim": (
         0.1,
         "respond_with_solution with the safe first steps of an issue policy says to escalate (first time)",
     ),
     "respond_repeat": (-0.1, "respond_with_solution after the issue was already solved"),
-    "wrong_solution": (-0.1, "per wrong solution or wrong article named in a response"),
     "rude_language": (-0.3, "rude or blaming language in any text"),
     "politeness": (0.05, "polite response"),
     "personalised": (0.05, "response mentions the customer's own facts"),

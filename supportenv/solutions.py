@@ -53,6 +53,8 @@ _SAME_AS = {
     "reroute": "redirect",
     "rerout": "redirect",
     "membership": "subscription",
+    "end": "cancel",
+    "renewal": "renew",
     "chang": "updat",
     "edit": "updat",
     "modify": "updat",

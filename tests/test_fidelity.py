@@ -18,24 +18,14 @@ from supportenv.llm import render_prompt
 from supportenv.replay import new_episode
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS, generate
+from tests.test_library import expert_run as expert_plan
+from tests.test_library import find_seed as find_seed_of
 
 HARD = "end_to_end_resolution"
 
 
 def find_seed(predicate, task_id: str = HARD, split: str = "train") -> int:
-    for seed in range(3000):
-        if predicate(generate(task_id, split, seed)):
-            return seed
-    raise AssertionError("no seed matches")
-
-
-def expert_plan(task_id: str, split: str, seed: int) -> list[Action]:
-    scenario, state = new_episode(task_id, split, seed)
-    plan = []
-    while not state.done:
-        plan.append(expert.expert_action(scenario, state, task_id))
-        step(scenario, state, plan[-1])
-    return plan
+    return find_seed_of(task_id, predicate, split)
 
 
 def play(task_id: str, seed: int, actions: list[Action], split: str = "train"):

@@ -39,6 +39,10 @@ PARAPHRASES = [
     ("Switching off background sync while you work should help.", "slow_performance"),
     ("We'll send you a replacement at no cost.", "damaged_item"),
     ("I've opened a trace with the carrier for your parcel.", "lost_package"),
+    ("So I have refunded the full $180.00 to your original payment method.", "refund_request"),
+    ("If you have a new card, add it as your payment method, then try again.", "payment_failure"),
+    ("I have ended your membership, so it will not renew.", "subscription_cancel"),
+    ("I have emailed you a link to reset your password.", "account_locked"),
 ]
 
 
