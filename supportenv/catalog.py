@@ -38,6 +38,7 @@ FACT_SYNONYMS: dict[str, tuple[str, ...]] = {
     "charge_date": ("date of the charge", "charge date", "when were you charged", "which date"),
     "app_version": ("app version", "version of the app", "which version", "build number"),
     "invoice_number": ("invoice number", "invoice id", "invoice #", "bill number"),
+    "new_address": ("new address", "new delivery address", "correct address", "address to send", "send it to"),
 }
 REQUESTABLE_FIELDS = tuple(FACT_SYNONYMS)
 # The fact whose presence verifies the customer's identity.

@@ -595,7 +595,7 @@ ISSUES = (
         "category": "delivery",
         "title": "Change delivery address",
         "severity": "medium",
-        "required_facts": ("order_id", "account_email"),
+        "required_facts": ("order_id", "account_email", "new_address"),
         "extra_facts": ("tracking_number",),
         "article": "KB-DEL-05",
         "department": "logistics",
@@ -1167,6 +1167,11 @@ FACT_REPLIES = {
         "the invoice number is {}",
         "it's invoice {}",
         "the invoice reference is {}",
+    ),
+    "new_address": (
+        "the new address is {}",
+        "please send it to {} instead",
+        "it should go to {}",
     ),
 }
 

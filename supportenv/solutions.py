@@ -6,9 +6,9 @@ another word or across a sentence's unrelated words.
 A text and every solution phrase become sequences of stems of their content words (a light
 suffix-stripping stemmer; articles, pronouns and prepositions dropped). A phrase is said where
 its stems stand in order in the text's, with at most a few other words among them ("standard
-shipping for the desk lamp takes 3-5 days" says "standard shipping takes"). Where two phrases
-overlap, the longer one is what was said (so "a refund of the duplicate charge" is the double
-charge's fix, not also the refund request's "issue the refund")."""
+shipping for the desk lamp takes 3-5 days" says "standard shipping takes"). Phrases of
+different issues may overlap; the verdict (supportenv.text) does not charge a right answer for
+a neighbouring fix's words."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ _SAME_AS = {
     "imag": "photo",
     "receipt": "invoic",
     "log": "sign",
+    "lodg": "fil",
     "disabl": "turn-off",
     "not": "no",
     "t": "no",  # the n't of won't, don't
@@ -72,7 +73,14 @@ _SAME_AS = {
 
 
 # Two-word verbs read as one word, after stemming ("switch off" is "turn off").
-_SAME_AS_PAIR = {("turn", "off"): "turn-off", ("switch", "off"): "turn-off", ("shut", "off"): "turn-off"}
+_SAME_AS_PAIR = {
+    ("turn", "off"): "turn-off",
+    ("switch", "off"): "turn-off",
+    ("shut", "off"): "turn-off",
+    ("free", "charg"): "no-cost",
+    ("no", "cost"): "no-cost",
+    ("new", "one"): "replac",
+}
 
 
 def content_stems(text: str) -> tuple[str, ...]:
@@ -118,22 +126,20 @@ def _span(stems: tuple[str, ...], start: int, phrase_stems: tuple[str, ...]) -> 
 
 
 def phrases_said(text: str) -> Counter[str]:
-    """How often the text says each solution phrase (by the phrase's catalog text)."""
+    """How often the text says each solution phrase (by the phrase's catalog text). Phrases of
+    different issues may share words ("send a replacement" and "replacement at no cost"): each
+    is counted, and the verdict decides what the answer solves for its own ticket."""
     stems = content_stems(text)
-    found: list[tuple[int, int, int, str]] = []  # (phrase words, span, start, phrase)
+    said: Counter[str] = Counter()
+    ends: dict[str, int] = {}  # where each phrase's last match ended: a phrase never overlaps itself
     for start, first in enumerate(stems):
         for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
+            if start < ends.get(phrase, 0):
+                continue
             end = _span(stems, start, phrase_stems)
             if end is not None:
-                found.append((len(phrase_stems), end - start, start, phrase))
-    taken: set[int] = set()
-    said: Counter[str] = Counter()
-    # Longer phrases first, then the tighter match: overlapping ones count once.
-    for _, span, start, phrase in sorted(found, key=lambda f: (-f[0], f[1], f[2])):
-        covered = range(start, start + span)
-        if not taken.intersection(covered):
-            taken.update(covered)
-            said[phrase] += 1
+                said[phrase] += 1
+                ends[phrase] = end
     return said
 
 

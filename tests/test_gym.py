@@ -75,12 +75,12 @@ def test_spaces_and_macro_layout():
 
     env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
     assert isinstance(env.observation_space, spaces.Box) and env.observation_space.dtype == np.float32
-    assert env.action_space.n == len(sg.MACRO_ACTIONS) == 69
+    assert env.action_space.n == len(sg.MACRO_ACTIONS) == 70
     assert env.action_labels == sg.MACRO_ACTIONS
     assert sg.MACRO_ACTIONS[0] == f"classify:{ISSUE_TYPE_IDS[0]}"
     assert sg.MACRO_ACTIONS[25] == f"ask:{REQUESTABLE_FIELDS[0]}"
-    assert sg.MACRO_ACTIONS[35] == f"answer:{ISSUE_TYPE_IDS[0]}"
-    assert sg.MACRO_ACTIONS[60:] == (
+    assert sg.MACRO_ACTIONS[36] == f"answer:{ISSUE_TYPE_IDS[0]}"
+    assert sg.MACRO_ACTIONS[61:] == (
         "assign:billing",
         "assign:logistics",
         "assign:technical",

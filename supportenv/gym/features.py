@@ -2,7 +2,7 @@
 
 Macro-actions
 -------------
-`MACRO_ACTIONS` holds the label of every index of the `Discrete(69)` action space:
+`MACRO_ACTIONS` holds the label of every index of the `Discrete(70)` action space:
 
 ====================  =====================  ==============================================================
 indices               label                  the library action it becomes (`macro_action`)
@@ -40,8 +40,8 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
 - ``tier`` (3), ``sentiment`` (1, the score in [-1, 1]), ``sentiment_label`` (4).
 - ``progress`` (3): step / max_steps, no step taken yet, only one step left.
 - ``classified`` (1), ``category`` (6), ``issue_type`` (25): the agent's triage so far.
-- ``revealed`` (10): which facts the customer has given.
-- ``checklist_missing`` (10): facts the catalog says the classified issue type needs that are not
+- ``revealed`` (11): which facts the customer has given.
+- ``checklist_missing`` (11): facts the catalog says the classified issue type needs that are not
   revealed yet; ``checklist_done`` (1): classified, and none of them is missing.
 - ``escalated`` (1), ``department`` (6), ``routed_to_issue_department`` (1), ``callback`` (1).
 - ``answered_issue`` (25): issue types whose solution an agent turn in the history named;

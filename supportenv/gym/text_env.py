@@ -10,7 +10,7 @@ Action: `spaces.Dict` with
     category    Discrete(7)    ""  + CATEGORIES        (index 0 means "not given")
     priority    Discrete(5)    ""  + PRIORITIES
     issue_type  Discrete(26)   ""  + ISSUE_TYPE_IDS
-    fields      MultiBinary(10) over REQUESTABLE_FIELDS
+    fields      MultiBinary(11) over REQUESTABLE_FIELDS
     article     Discrete(34)   ""  + article ids
     department  Discrete(7)    ""  + DEPARTMENTS
     text        Text(0..512)   the question, message, reason, note or summary, by kind

@@ -272,6 +272,10 @@ def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, r
         return f"{rng.randrange(3, 7)}.{rng.randrange(0, 10)}.{rng.randrange(0, 20)}"
     if name == "invoice_number":
         return f"INV-2026-{rng.randrange(10000, 99999)}"
+    if name == "new_address":
+        street = rng.choice(("Harbour Road", "Elm Street", "Station Lane", "Mill Way", "Park Avenue", "Quay Street"))
+        town = rng.choice(("Leeds", "Bristol", "Cork", "Utrecht", "Lyon", "Porto"))
+        return f"{rng.randrange(2, 180)} {street}, {town}"
     raise ValueError(f"no generator for fact {name!r}")
 
 
