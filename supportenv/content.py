@@ -1226,7 +1226,7 @@ ISSUE_WORDS: dict[str, tuple[str, str]] = {
     "service_outage": ("the outage", "info"),
     "slow_performance": ("the slowness", "fix"),
     "integration_failure": ("our integration", "fix"),
-    "feature_request": ("my suggestion", "info"),
+    "feature_request": ("my suggestion", "done"),
     "shipping_policy_question": ("my shipping question", "info"),
 }
 
@@ -1302,9 +1302,9 @@ REACTIONS = {
         "I know, you mentioned that already.",
     ),
     "interim": (
-        "Okay, I'll do that now. Thank you.",
-        "Thanks, I'm doing that right away.",
-        "Alright, I'll do that straight away.",
+        "Okay, thank you.",
+        "Thanks for acting so quickly.",
+        "Alright, thanks. That's a relief.",
     ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",

@@ -608,8 +608,9 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     how = handled(scenario, state, state.task_id)
     if how == "proper":
         turn.add("resolve_proper")
-        left = unsolved(scenario, state)
-        if left and not state.escalated:  # triaged only: someone else will help
+        pending = [] if state.escalated else list(scenario.expected.escalate_intents)
+        left = unsolved(scenario, state) + pending
+        if left:  # triaged only: someone else will help
             return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
         return customer.react("closed", scenario, state.step)

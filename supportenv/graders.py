@@ -237,7 +237,7 @@ def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     interim = f", of which {state.interim_steps} safe first steps not counted" if state.interim_steps else ""
     return (
         0.5 * steps + 0.5 * cost,
-        f"{state.step} steps{interim} (optimum {opt.steps}), ${state.cost:.0f} (optimum ${opt.cost:.0f})",
+        f"{state.step} steps{interim} (the expert's: {opt.steps}), ${state.cost:.0f} (the expert's: ${opt.cost:.0f})",
     )
 
 
@@ -314,7 +314,7 @@ def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum)
         return 0.0, "no credit for the customer's mood before handling any issue"
     # Judged on the change the agent made, since tickets start from different moods.
     change = state.sentiment - scenario.initial_sentiment
-    return 0.6 + change, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f}"
+    return 0.6 + change, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f} (scored on the change)"
 
 
 _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from supportenv.catalog import ISSUE_TYPES
+from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that carry no meaning of a solution; dropping them lets phrasing vary around the fix.
@@ -144,3 +144,55 @@ def phrases_said(text: str) -> Counter[str]:
 
 
 PHRASE_OWNER = {phrase: owner for _, phrase, owner in _PHRASES}
+
+
+# ---- the article's own steps, said in other words ----
+
+# A step is said when the answer has this share of its content words (and at least two of them):
+# "our standard shipping usually arrives within 3 to 5 business days" says "standard shipping
+# takes 3-5 business days".
+STEP_COVERAGE = 0.6
+# Steps too alike across articles ("verify the account holder's identity") say no one issue's fix.
+_GENERIC_STEP_SIMILARITY = 0.5
+# A word in the steps of this many issues' articles is common, not a key word of any step.
+_COMMON_IN_ISSUES = 3
+
+
+# Words that tell the agent what to do rather than what the customer hears ("Explain that ...").
+_INSTRUCTION_WORDS = frozenset(
+    content_stems("explain mention tell describe customer share point let confirm make sure")
+)
+
+
+def _step_words(step: str) -> frozenset[str]:
+    return frozenset(content_stems(step)) - _INSTRUCTION_WORDS
+
+
+def _distinct_steps() -> tuple[tuple[frozenset[str], str], ...]:
+    """(key words, issue) of every step of an issue's article that belongs to that article alone.
+    Words many articles use ("payment", "method", "order", "account") are not a step's key words."""
+    steps = [(_step_words(s), issue.issue_id) for issue in ISSUE_TYPES for s in ARTICLES_BY_ID[issue.article_id].steps]
+    users: dict[str, set[str]] = {}
+    for words, owner in steps:
+        for word in words:
+            users.setdefault(word, set()).add(owner)
+    common = {word for word, owners in users.items() if len(owners) >= _COMMON_IN_ISSUES}
+
+    def alike(a: frozenset[str], b: frozenset[str]) -> bool:
+        return len(a & b) / len(a | b) >= _GENERIC_STEP_SIMILARITY
+
+    keyed = [(words - common, owner) for words, owner in steps]
+    return tuple(
+        (key, owner)
+        for key, owner in keyed
+        if len(key) >= 2 and not any(other != owner and alike(key, k) for k, other in keyed if k)
+    )
+
+
+_STEPS = _distinct_steps()
+
+
+def steps_said(text: str) -> frozenset[str]:
+    """The issues one of whose article's own steps the text says, in whatever words."""
+    words = set(content_stems(text))
+    return frozenset(owner for step, owner in _STEPS if len(step & words) >= max(2, STEP_COVERAGE * len(step)))

@@ -23,7 +23,7 @@ from functools import lru_cache, wraps
 from typing import NamedTuple, TypeVar
 
 from supportenv.records import frozen_record
-from supportenv.solutions import PHRASE_OWNER, phrases_said
+from supportenv.solutions import PHRASE_OWNER, phrases_said, steps_said
 
 # ---- tone ----
 # Rules over the lower-cased text (curly quotes made straight, runs of spaces made one). Each rule is
@@ -535,7 +535,7 @@ def _analyse(text: str) -> _Analysis:
         lower,
         rude,
         polite,
-        frozenset(PHRASE_OWNER[p] for p in counts),
+        frozenset(PHRASE_OWNER[p] for p in counts) | steps_said(text),
         tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES
-from supportenv.solutions import PHRASE_OWNER, phrases_said, stem
+from supportenv.solutions import PHRASE_OWNER, phrases_said, stem, steps_said
 from supportenv.text import verdict
 
 # Answers written the way agents write them (several from the blind audit), each with the
@@ -43,6 +43,13 @@ PARAPHRASES = [
     ("If you have a new card, add it as your payment method, then try again.", "payment_failure"),
     ("I have ended your membership, so it will not renew.", "subscription_cancel"),
     ("I have emailed you a link to reset your password.", "account_locked"),
+    # Said in other words than any phrase: read from the article's own steps (blind audit round 5).
+    ("Our standard shipping usually arrives within 3 to 5 business days.", "shipping_policy_question"),
+    ("I'm crediting the difference back to your original payment method.", "wrong_amount"),
+    (
+        "Please generate a new API key in your developer settings and reauthorise the integration.",
+        "integration_failure",
+    ),
 ]
 
 
@@ -52,7 +59,7 @@ def _own(issue: str) -> tuple[tuple[str, str], ...]:
 
 @pytest.mark.parametrize(("text", "issue"), PARAPHRASES)
 def test_natural_answers_say_their_solution(text, issue):
-    assert issue in {PHRASE_OWNER[p] for p in phrases_said(text)}, (text, phrases_said(text))
+    assert issue in {PHRASE_OWNER[p] for p in phrases_said(text)} | steps_said(text), (text, phrases_said(text))
     judged = verdict(text, _own(issue), "")
     assert judged.solves == (issue,) and judged.wrong_solutions == 0, judged
 
@@ -87,3 +94,13 @@ def test_stuffing_still_earns_nothing():
     every = "; ".join(p for issue in ISSUE_TYPES for p in issue.solution_phrases)
     judged = verdict(f"We will {every}.", (("double_charge", "KB-BIL-02"),), "")
     assert judged.stuffed and judged.solves == ()
+
+
+def test_courtesy_and_generic_steps_say_no_issue():
+    for text in (
+        "Thanks for contacting us, we are looking into it.",
+        "I have verified your identity.",
+        "Thank you for reaching out, and I'm sorry for the trouble.",
+        "Could you please share your order number?",
+    ):
+        assert not steps_said(text) and not phrases_said(text), text
