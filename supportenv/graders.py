@@ -58,37 +58,17 @@ def _clip(x: float) -> float:
 class _Optimum:
     steps: int
     cost: float
-    start_milestones: int  # milestones already reached when the agent took over
     start_solved: tuple[str, ...] = ()  # issues already answered when the agent took over
     start_escalated: bool = False
-
-
-def milestones(scenario: Scenario, state: EpisodeState) -> list[bool]:
-    """Right category, needed facts gathered (when any are needed), core handling, closed."""
-    exp = scenario.expected
-    routed = (state.escalated and state.department == exp.department) if exp.escalate else True
-    core = routed and solved_all(scenario, state)
-    reached = [state.first_category == exp.category, core, state.terminated and core]
-    if exp.facts:
-        reached.append(not missing_facts(scenario, state))
-    return reached
 
 
 def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     """Steps and cost of the expert's own handling of this scenario, from the agent's start."""
     state = opening_state(scenario)
-    start = sum(milestones(scenario, state))
     solved, escalated = tuple(state.solved_intents), state.escalated
     while not state.done:
         advance(scenario, state, expert.expert_action(scenario, state, task_id))
-    return _Optimum(state.step, state.cost, start, solved, escalated)
-
-
-def progress(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> float:
-    """The share of the remaining milestones the agent itself reached."""
-    reached = milestones(scenario, state)
-    left = len(reached) - opt.start_milestones
-    return max(0, sum(reached) - opt.start_milestones) / left if left else 1.0
+    return _Optimum(state.step, state.cost, solved, escalated)
 
 
 def engaged(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> bool:
