@@ -19,7 +19,7 @@ from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSU
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.text import is_rude, judge, verdict
+from supportenv.text import is_polite, is_rude, judge
 from supportenv.world import Scenario
 
 
@@ -367,7 +367,7 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     state.history.append(("agent", question, state.step))
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
         state.responses += 1
-        state.polite += verdict(action.text, (), "").polite
+        state.polite += is_polite(action.text)
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]

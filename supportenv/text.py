@@ -544,6 +544,10 @@ def is_rude(text: str) -> bool:
     return _analyse(text).rude
 
 
+def is_polite(text: str) -> bool:
+    return _analyse(text).polite
+
+
 class Verdict(NamedTuple):
     """The part of a judgement that does not depend on the customer's facts."""
 
