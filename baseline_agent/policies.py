@@ -9,9 +9,10 @@ policy runs in-process or against the gRPC services.
 - exploits that a sound grader must not reward: `noop` (closes at once), `escalate_all`,
   `spam` (repeats one action), `classify_only` and `keyword_stuffer` (answers with every
   solution phrase it knows); and fixed scripts that never read the customer's words:
-  `constant_triage` (one triage, its checklist, its answer, close), `top_kb` (trusts the top
-  knowledge-base match for triage and answer), `ask_everything` (the same after asking for
-  every field) and `top_kb_escalate` (the same, then routes and escalates every ticket).
+  `constant_triage` (one triage, its checklist, its answer, close), `top_kb` (keeps a
+  colleague's triage or sets a fixed one, then trusts the top knowledge-base suggestion),
+  `ask_everything` (the same, asking for every field) and `top_kb_escalate` (the same, then
+  routes and escalates every ticket).
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ from supportenv.catalog import (
     DEPARTMENTS,
     ISSUE_TYPE_IDS,
     ISSUE_TYPES,
+    ISSUE_TYPES_BY_ID,
     PRIORITIES,
     REQUESTABLE_FIELDS,
 )
 from supportenv.episode import EpisodeState, Observation, step
 from supportenv.replay import new_episode
-from supportenv.world import Scenario, raise_priority
+from supportenv.world import Scenario, kb_matches, raise_priority
 
 
 class Policy(Protocol):
@@ -119,27 +121,48 @@ _SECURITY = ("account_takeover", "two_factor_lost", "data_deletion")
 _OUTAGES = ("error_403", "service_outage", "integration_failure")
 
 
+# Where a customer turns to another issue ("Also, ...", "Separately, ...").
+_NEXT_ISSUE_RE = re.compile(
+    r"\b(?:also|on top of that|another thing|while i'm here|separately|one other thing)\b[,:]?", re.IGNORECASE
+)
+# A sentence about the past or about an article read is not an issue to handle now.
+_NOT_CURRENT_RE = re.compile(r"[^.!?]*\b(?:last month|your article|faq page)\b[^.!?]*[.!?]?", re.IGNORECASE)
+
+
 class RulePolicy(_Base):
     name = "rule"
 
     def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
         super().begin(task_id, split, seed, trial)
         self._asked = False
-        self._answered = False
+        self._answered: set[str] = set()
 
     @staticmethod
     def _opening(obs: Observation) -> str:
         return next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message).lower()
 
     @staticmethod
-    def guess_issue(text: str, kb_matches: tuple[tuple[str, str, float], ...] = ()) -> str:
-        """Keyword rules first; failing those, the issue of the top knowledge-base match."""
+    def guess_issue(text: str) -> str:
+        """The first keyword rule that matches; failing all, the issue of the public article
+        whose keywords the text shares most, and failing that a feature request."""
         for issue_id, words in _ISSUE_RULES:
             if any(w in text for w in words):
                 return issue_id
-        if kb_matches and kb_matches[0][0] in _ISSUE_OF_ARTICLE:
-            return _ISSUE_OF_ARTICLE[kb_matches[0][0]]
-        return "feature_request"
+        issue_articles = [a for a, _ in kb_matches(text, limit=len(ARTICLES)) if a in _ISSUE_OF_ARTICLE]
+        return _ISSUE_OF_ARTICLE[issue_articles[0]] if issue_articles else "feature_request"
+
+    @classmethod
+    def guess_issues(cls, text: str) -> list[str]:
+        """The issues a message raises, in order: one per part where the customer turns to
+        another topic, each of another category than those before it."""
+        issues: list[str] = []
+        for part in _NEXT_ISSUE_RE.split(_NOT_CURRENT_RE.sub(" ", text)):
+            if not part.strip():
+                continue
+            issue = cls.guess_issue(part)
+            if not issues or all(_CATEGORY_OF[issue] != _CATEGORY_OF[i] for i in issues):
+                issues.append(issue)
+        return issues or ["feature_request"]
 
     def _must_escalate(self, obs: Observation, issue: str) -> bool:
         if issue in _SECURITY:
@@ -153,38 +176,38 @@ class RulePolicy(_Base):
         return False
 
     def choose(self, obs: Observation) -> Action:
-        issue = self.guess_issue(self._opening(obs), obs.kb_matches)
-        category = _CATEGORY_OF[issue]
+        issues = self.guess_issues(self._opening(obs))
+        if obs.issue_type in _CATEGORY_OF and obs.issue_type != issues[0]:  # a colleague's triage stands
+            issues = [obs.issue_type, *(i for i in issues if _CATEGORY_OF[i] != _CATEGORY_OF[obs.issue_type])]
         if not obs.category:
-            priority = _SEVERITY_OF[issue]
+            priority = max((_SEVERITY_OF[i] for i in issues), key=PRIORITIES.index)
             if obs.customer_tier == "enterprise":
                 priority = raise_priority(priority)
-            return Action("classify_issue", category=category, priority=priority, issue_type=issue)
+            return Action("classify_issue", category=_CATEGORY_OF[issues[0]], priority=priority, issue_type=issues[0])
         if self.task_id == "issue_classification":
             return Action("mark_resolved", text="Classified.")
-        # What the issue's article says it needs (stated in the prompt), not the hidden truth.
-        needs = ARTICLE_NEEDS[_ARTICLE_OF_ISSUE[issue]]
-        wanted = tuple(f for f in needs if f not in dict(obs.revealed_facts))
+        # What the issues' articles say they need (stated in the prompt), not the hidden truth.
+        given = dict(obs.revealed_facts)
+        wanted = tuple(dict.fromkeys(f for i in issues for f in ARTICLE_NEEDS[_ARTICLE_OF_ISSUE[i]] if f not in given))
         if not self._asked and wanted:
             self._asked = True
             return Action("ask_for_more_info", fields=wanted, text="Could you please share these details?")
-        if self._must_escalate(obs, issue):
-            department = "security" if issue in _SECURITY[:2] else _DEPARTMENT_BY_CATEGORY[category]
+        for issue in issues:
+            if issue not in self._answered and not self._must_escalate(obs, issue):
+                self._answered.add(issue)
+                article = ARTICLES_BY_ID[_ARTICLE_OF_ISSUE[issue]]
+                steps = "; ".join(s.lower() for s in article.steps)
+                text = f"Thank you for reaching out, and I'm sorry for the trouble. Here is what we will do: {steps}."
+                return Action("respond_with_solution", text=text, article_id=article.article_id)
+        escalating = [i for i in issues if self._must_escalate(obs, i)]
+        if escalating:
+            first = escalating[0]
+            department = "security" if first in _SECURITY[:2] else _DEPARTMENT_BY_CATEGORY[_CATEGORY_OF[first]]
             if obs.assigned_department != department:
                 return Action("assign_department", department=department, text="Routing per policy.")
             if not obs.escalated:
                 return Action("escalate_to_human", text="I'm sorry for the trouble; a specialist will take this over.")
-            return Action("mark_resolved", text="Escalated.")
-        if not self._answered:
-            self._answered = True
-            article = ARTICLES_BY_ID[_ARTICLE_OF_ISSUE[issue]]
-            steps = "; ".join(s.lower() for s in article.steps)
-            return Action(
-                "respond_with_solution",
-                text=f"Thank you for reaching out, and I'm sorry for the trouble. Here is what we will do: {steps}.",
-                article_id=article.article_id,
-            )
-        return Action("mark_resolved", text="Answered.")
+        return Action("mark_resolved", text="Handled.")
 
 
 class RandomPolicy(_Base):
@@ -306,35 +329,47 @@ def _answer_with(article_id: str) -> Action:
 
 
 class TopKnowledgeBasePolicy(_Base):
-    """Trusts the top knowledge-base match: triage by its issue, ask for what that issue
-    needs, answer with its steps, close. It never reads the customer's words itself."""
+    """Trusts whatever the help desk shows instead of the customer's words: a colleague's
+    triage if there is one (else one fixed triage), then the top knowledge-base suggestion:
+    asks what that article needs, answers with its steps, closes."""
 
     name = "top_kb"
     ASK_ALL = False
     ESCALATE = False
 
-    def _issue(self, obs: Observation):
-        top = obs.kb_matches[0][0] if obs.kb_matches else ISSUE_TYPES[0].article_id
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        super().begin(task_id, split, seed, trial)
+        self._done: set[str] = set()
+
+    @staticmethod
+    def _issue(obs: Observation):
+        if obs.issue_type:
+            return ISSUE_TYPES_BY_ID.get(obs.issue_type, ISSUE_TYPES[0])
+        top = obs.kb_matches[0][0] if obs.kb_matches else ""
         return next((i for i in ISSUE_TYPES if i.article_id == top), ISSUE_TYPES[0])
 
     def choose(self, obs: Observation) -> Action:
         issue = self._issue(obs)
-        fields = REQUESTABLE_FIELDS if self.ASK_ALL else issue.required_facts
-        script = [
-            Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id),
-            *(
-                [Action("ask_for_more_info", fields=fields, text="Could you share these details, please?")]
-                if fields
-                else []
-            ),
-            _answer_with(issue.article_id),
+        if not obs.category:
+            return Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id)
+        article = obs.kb_matches[0][0] if obs.kb_matches else issue.article_id
+        steps = [
+            ("ask", Action("ask_for_more_info", fields=REQUESTABLE_FIELDS if self.ASK_ALL else ARTICLE_NEEDS[article])),
+            ("answer", _answer_with(article)),
         ]
         if self.ESCALATE:
-            script += [
-                Action("assign_department", department=issue.department, text="Routing to the right team."),
-                Action("escalate_to_human", text="I'm sorry for the trouble; a specialist will take this over."),
+            steps += [
+                ("assign", Action("assign_department", department=issue.department, text="Routing to the right team.")),
+                (
+                    "escalate",
+                    Action("escalate_to_human", text="I'm sorry for the trouble; a specialist will take this over."),
+                ),
             ]
-        return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+        for name, action in steps:
+            if name not in self._done and (action.kind != "ask_for_more_info" or action.fields):
+                self._done.add(name)
+                return action
+        return Action("mark_resolved", text="Resolved.")
 
 
 class AskEverythingPolicy(TopKnowledgeBasePolicy):
@@ -365,11 +400,20 @@ POLICIES: dict[str, type[Policy]] = {
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
-EXPLOITS = ("noop", "escalate_all", "spam", "classify_only", "keyword_stuffer", "constant_triage")
-# Fixed scripts that let the knowledge-base retrieval read the ticket for them. Retrieval is
-# keyword search over the customer's own words, so these are not refused yet; the scoreboard
-# shows how far they get, and they must stay below the rule baseline (see the README).
-RETRIEVAL_SCRIPTS = ("top_kb", "ask_everything", "top_kb_escalate")
+# Fixed policies a sound grader must not reward, the scoreboard's and tests/test_agents.py's
+# exploit suite: the old degenerate ones, and scripts that never read the customer's words but
+# trust what the help desk shows (a colleague's triage, the top knowledge-base suggestion).
+EXPLOITS = (
+    "noop",
+    "escalate_all",
+    "spam",
+    "classify_only",
+    "keyword_stuffer",
+    "constant_triage",
+    "top_kb",
+    "ask_everything",
+    "top_kb_escalate",
+)
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)
 

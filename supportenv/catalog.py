@@ -123,6 +123,24 @@ ISSUE_TYPE_IDS = tuple(ISSUE_TYPES_BY_ID)
 ARTICLE_NEEDS: dict[str, tuple[str, ...]] = {
     a.article_id: next((i.required_facts for i in ISSUE_TYPES if i.article_id == a.article_id), ()) for a in ARTICLES
 }
+# The category each article is filed under: its issue's, or for the articles written for no
+# issue, the one its id names (KB-BIL-06 is billing's).
+_CATEGORY_OF_PREFIX = {
+    "PAY": "billing",
+    "BIL": "billing",
+    "DEL": "delivery",
+    "REF": "refund",
+    "ACC": "account",
+    "SEC": "account",
+    "TEC": "technical",
+    "GEN": "general",
+}
+ARTICLE_CATEGORY: dict[str, str] = {
+    a.article_id: next(
+        (i.category for i in ISSUE_TYPES if i.article_id == a.article_id), _CATEGORY_OF_PREFIX[a.article_id[3:6]]
+    )
+    for a in ARTICLES
+}
 
 
 def _issues_with(escalation: str) -> str:
@@ -138,7 +156,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     return (
         "Classify the ticket (category, issue type and priority) before answering it.",
         "Priority starts from the issue's severity and is raised one level for enterprise customers.",
-        "Before answering, gather the facts the issue's knowledge-base article needs (each article lists them).",
+        "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
+        "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
         f"Always escalate these to a human, after routing to the department named: {_issues_with('always')}.",
         f"For enterprise customers, escalate these after routing: {_issues_with('enterprise')}.",

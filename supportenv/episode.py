@@ -50,6 +50,7 @@ class EpisodeState:
     # the steps that gave them.
     interim_answers: list[str] = field(default_factory=list)
     interim_steps: int = 0
+    repeated_fields: int = 0  # fields asked for again after the customer gave them
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -235,7 +236,7 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "category": state.category,
             "issue_type": state.issue_type,
             "priority": state.priority,
-            "kb_matches": brief.kb_matches,
+            "kb_matches": scenario.kb_suggestions.get(state.category, ()),
             "revealed_facts": tuple([(name, facts.get(name) or "") for name in state.revealed]),
             "requestable_fields": brief.requestable_fields,
             "issue_types": brief.issue_types,
@@ -382,6 +383,7 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
         turn.add("ask_new_fact", len(needed))
     if got.repeated:
         state.repeated_asks += 1
+        state.repeated_fields += len(got.repeated)
         turn.add("ask_repeat")
         turn.mood(-0.15, -1)
     pointless = len(got.unknown) + len(unneeded)
@@ -561,6 +563,9 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     if scenario.expected.escalate:
         _check_identity(scenario, state)
         turn.add("escalate_required")
+        missing = missing_facts(scenario, state)
+        if missing:  # the specialist needs them too; closing now is charged as half done
+            turn.notes.append(f"escalated before gathering {', '.join(map(fact_label, missing))}")
         if scenario.tier in ("premium", "enterprise"):
             turn.add("escalate_premium_bonus")
         if told:
@@ -595,7 +600,7 @@ def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
         return "proper" if state.category else "none"
     exp = scenario.expected
     routed = state.escalated and state.department == exp.department if exp.escalate else True
-    if state.category and routed and solved_all(scenario, state):
+    if state.category and routed and solved_all(scenario, state) and not missing_facts(scenario, state):
         return "proper"
     if state.category or state.solved_intents or state.escalated or state.revealed:
         return "partial"
@@ -610,13 +615,19 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.add("resolve_proper")
         pending = [] if state.escalated else list(scenario.expected.escalate_intents)
         left = unsolved(scenario, state) + pending
+        if state.task_id == "issue_classification":  # handed to a colleague: the customer is not told
+            return ""
         if left:  # triaged only: someone else will help
             return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
         return customer.react("closed", scenario, state.step)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
-    turn.notes.append("the ticket was closed before it was handled")
+    missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []
+    turn.notes.append(
+        "the ticket was closed before it was handled"
+        + (f" (never gathered: {', '.join(map(fact_label, missing))})" if missing else "")
+    )
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
     return customer.react("premature", scenario, state.step, issue=customer.issue_words(open_issues))

@@ -6,8 +6,8 @@ the actions. The score keeps partial credit; a grade passes only when every gate
 (right triage, the needed facts before the answer, every issue solved or escalated as
 policy requires, no rule broken, the ticket closed) and the score reaches the pass mark.
 Each mistake is charged by the one component it belongs to, whose detail names it; the
-components that credit "doing no harm" count only once the agent has handled something
-itself, so an agent that does nothing earns nothing."""
+components that credit "doing no harm" pay in proportion to the share of the case the agent
+handled itself, so an agent that does nothing earns nothing."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-2"
+GRADER_VERSION = "graders-3"
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,24 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     return _Optimum(state.step, state.cost, solved, escalated)
 
 
-def engaged(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> bool:
-    """The agent itself handled something: answered an issue, or escalated one that must be."""
-    answered = any(i not in opt.start_solved for i in state.solved_intents)
-    return answered or (scenario.expected.escalate and state.escalated and not opt.start_escalated)
+def handled_share(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """The share of the case the agent itself handled, of what was left when it took over:
+    each issue answered, or escalated and routed as policy requires. The components that
+    credit preparation and doing no harm (facts gathered, rules kept, speed, tone, mood) pay
+    in this proportion, so an agent earns nothing for the groundwork and manners of work it
+    left undone.
+    Returns the share and, below 1, a note saying so."""
+    exp = scenario.expected
+    left = [i for i in exp.solvable if i not in opt.start_solved]
+    escalation_left = exp.escalate and not opt.start_escalated
+    todo = len(left) + (len(exp.escalate_intents) if escalation_left else 0)
+    if not todo:
+        return 1.0, ""
+    done = sum(i in state.solved_intents for i in left)
+    if escalation_left and state.escalated and state.department == exp.department:
+        done += len(exp.escalate_intents)  # (a misrouted escalation waits for the right team)
+    share = done / todo
+    return share, "" if share >= 1 else f" (x{share:.2f}: the share of the case handled)"
 
 
 def _routed(scenario: Scenario, state: EpisodeState) -> bool:
@@ -88,10 +102,9 @@ def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
     failed = []
     if state.category != exp.category:
         failed.append("triage: " + ("the ticket was never classified" if not state.category else "wrong category"))
-    if state.task_id == "issue_classification":
-        if state.issue_type != exp.issue_type:
-            failed.append("triage: " + ("no issue type given" if not state.issue_type else "wrong issue type"))
-    else:
+    elif state.issue_type != exp.issue_type:
+        failed.append("triage: " + ("no issue type given" if not state.issue_type else "wrong issue type"))
+    if state.task_id != "issue_classification":
         # An answer is applied only once its facts are in (an early one is refused and charged
         # by information gathering), so what this gate checks is that none is still missing.
         missing = missing_facts(scenario, state)
@@ -157,20 +170,30 @@ def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _O
 
 
 def expert_grade_steps(scenario: Scenario, state: EpisodeState) -> int:
-    """How many of the episode's actions an expert would have taken where they were taken,
-    judged on a replay of its actions from the start."""
+    """How many of the episode's actions an expert would have taken where they were taken."""
+    return state.step - len(steps_below_expert(scenario, state))
+
+
+def steps_below_expert(scenario: Scenario, state: EpisodeState) -> list[int]:
+    """The steps (numbered from 1) whose action no expert would have taken there, judged on
+    a replay of the episode's actions from the start."""
     replayed = opening_state(scenario, state.episode_id)
-    good = 0
-    for action in state.actions:
-        good += expert.is_acceptable(scenario, replayed, state.task_id, action)
+    below = []
+    for number, action in enumerate(state.actions, 1):
+        if not expert.is_acceptable(scenario, replayed, state.task_id, action):
+            below.append(number)
         advance(scenario, replayed, action)
-    return good
+    return below
 
 
 def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    good = expert_grade_steps(scenario, state)
+    below = steps_below_expert(scenario, state)
+    good = state.step - len(below)
     # Over the steps taken: stopping short is charged by what it left undone, not here.
-    return good / max(state.step, 1), f"{good} expert-grade steps of {state.step}"
+    why = f"{good} expert-grade steps of {state.step}"
+    if below:
+        why += f" (not: step{'s' if len(below) > 1 else ''} {', '.join(map(str, below))})"
+    return good / max(state.step, 1), why
 
 
 # Violations the escalation judgement charges in action_selection (it owns routing decisions).
@@ -179,9 +202,11 @@ _ESCALATION_VIOLATIONS = ("needless_escalation", "needless_transfer")
 
 def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, owned_elsewhere: tuple[str, ...]):
     found = _violations(state, owned_elsewhere)
-    if not engaged(scenario, state, opt):
+    share, note = handled_share(scenario, state, opt)
+    if not share:
         return 0.0, "no credit for compliance before handling any issue"
-    return max(0.0, 1.0 - 0.5 * len(found)), "broke: " + ", ".join(found) if found else "no rules broken"
+    why = "broke: " + ", ".join(found) if found else "no rules broken"
+    return max(0.0, 1.0 - 0.5 * len(found)) * share, why + note
 
 
 def c_policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -199,7 +224,7 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
     if exp.escalate:
         if state.escalated and state.department == exp.department:
             return 1.0, "escalated and routed as required"
-        return (0.5, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
+        return (0.25, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
     if state.escalated or state.transfers:
         return 0.0, "escalated or transferred a case the agent could solve"
     solved = solved_all(scenario, state)
@@ -208,16 +233,29 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """Steps and money against the expert's; what was left undone is the other components' to charge."""
-    if not engaged(scenario, state, opt):
+    return _efficiency(scenario, state, opt, state.step)
+
+
+def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """action_selection's: a step no expert would take is step quality's to charge, so only the
+    expert-grade steps count here (asking one fact at a time is slow; a wrong step is wrong)."""
+    return _efficiency(scenario, state, opt, expert_grade_steps(scenario, state))
+
+
+def _efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum, counted: int) -> tuple[float, str]:
+    share, note = handled_share(scenario, state, opt)
+    if not share:
         return 0.0, "no credit for speed before handling any issue"
     # Safe first steps given before an escalation are credited, not counted as a wasted step.
-    taken = state.step - state.interim_steps
+    taken = counted - state.interim_steps
     steps = opt.steps / max(taken, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
     interim = f", of which {state.interim_steps} safe first steps not counted" if state.interim_steps else ""
+    counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"
     return (
-        0.5 * steps + 0.5 * cost,
-        f"{state.step} steps{interim} (the expert's: {opt.steps}), ${state.cost:.0f} (the expert's: ${opt.cost:.0f})",
+        (0.5 * steps + 0.5 * cost) * share,
+        f"{counted_steps}{interim} (the expert's: {opt.steps}), ${state.cost:.0f} (the expert's: ${opt.cost:.0f})"
+        + note,
     )
 
 
@@ -232,7 +270,7 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
         name = issue.issue_id
         if name in exp.escalate_intents:
             routed = state.escalated and state.department == exp.department
-            credit += 1.0 if routed else 0.5 if state.escalated else 0.0
+            credit += 1.0 if routed else 0.25 if state.escalated else 0.0
             if not routed:
                 left.append(f"{name} not {'routed right' if state.escalated else 'escalated'}")
         elif name in state.solved_intents:
@@ -251,25 +289,31 @@ def _facts_to_gather(scenario: Scenario) -> tuple[str, ...]:
     return tuple(f for f in exp.facts if not (exp.identity_required and f == IDENTITY_FACT))
 
 
+WASTED_FIELD_COST = 0.1  # per field asked in vain, off information gathering
+
+
 def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """Needed facts gathered before the answer (half credit after it), without pointless questions."""
     needed = _facts_to_gather(scenario)
     in_time = [f for f in needed if f in state.revealed and f not in state.answered_without]
     late = [f for f in needed if f in state.revealed and f in state.answered_without]
     never = [f for f in needed if f not in state.revealed]
-    wasted = state.repeated_asks + state.unknown_asks
+    # Each field asked for in vain (the case does not need it, the customer cannot give it, or
+    # it was given already), as the step reward charges them.
+    wasted = len(state.needless_asks) + state.repeated_fields
+    share, note = handled_share(scenario, state, opt)
     # With nothing to ask, the credit is for handling the case without pointless questions.
-    gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else float(engaged(scenario, state, opt))
+    gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else 1.0
     when = " before the answer" if state.solved_intents else ""
-    why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}"]
+    why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}" if needed else "no facts to gather"]
     if len(needed) < len(scenario.expected.facts):
-        why[0] += " (the account email is policy compliance's to check)"
+        why[0] += " (the account email, for the identity check, counts under policy compliance)"
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
     if wasted:
-        asked = ", ".join(dict.fromkeys(map(fact_label, state.needless_asks))) or "repeats"
-        why.append(f"{wasted} wasted question{'s' if wasted > 1 else ''} ({asked})")
-    return gathered - 0.2 * wasted, "; ".join(why)
+        asked = [*map(fact_label, state.needless_asks), *(["repeats"] if state.repeated_fields else [])]
+        why.append(f"{wasted} field{'s' if wasted > 1 else ''} asked in vain ({', '.join(dict.fromkeys(asked))})")
+    return max(0.0, gathered - WASTED_FIELD_COST * wasted) * share, "; ".join(why) + note
 
 
 def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -278,23 +322,27 @@ def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     message is not marked down here for lacking them.)"""
     if not state.responses:
         return 0.0, "nothing written to the customer"
-    if not engaged(scenario, state, opt):
+    share, note = handled_share(scenario, state, opt)
+    if not share:
         return 0.0, "no credit for tone before handling any issue"
     score = 1.0 - 0.5 * state.rude - 0.2 * state.wrong_solutions
-    why = [f"{state.responses} messages to the customer"]
+    why = [f"{state.responses} message{'s' if state.responses != 1 else ''} to the customer"]
     why += [f"{state.rude} rude"] if state.rude else ["none rude"]
     why += [f"{state.wrong_solutions} wrong solutions named"] if state.wrong_solutions else []
-    return score, "; ".join(why)
+    return max(0.0, score) * share, "; ".join(why) + note
 
 
 def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     if state.customer_left:
         return 0.0, "the customer left"
-    if not engaged(scenario, state, opt):
+    share, note = handled_share(scenario, state, opt)
+    if not share:
         return 0.0, "no credit for the customer's mood before handling any issue"
     # Judged on the change the agent made, since tickets start from different moods.
     change = state.sentiment - scenario.initial_sentiment
-    return 0.6 + change, f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f} (scored on the change)"
+    return min(1.0, max(0.0, 0.6 + change)) * share, (
+        f"sentiment {scenario.initial_sentiment:+.2f} -> {state.sentiment:+.2f} (scored on the change)" + note
+    )
 
 
 _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
@@ -309,7 +357,7 @@ COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
         "step_quality": c_step_quality,
         "policy_compliance": c_policy_compliance_steps,
         "escalation_judgement": c_escalation_judgement,
-        "efficiency": c_efficiency,
+        "efficiency": c_efficiency_steps,
     },
     "end_to_end_resolution": {
         "resolution": c_resolution,

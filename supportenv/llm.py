@@ -92,7 +92,11 @@ ACTION_SPECS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] 
         (),
     ),
     "request_callback": ("Schedule a phone callback for the customer.", {"reason": _STRING}, ()),
-    "mark_resolved": ("Close the ticket. This ends the episode.", {"summary": _STRING}, ()),
+    "mark_resolved": (
+        "Close the ticket. This ends the episode; the summary is an internal note the customer does not see.",
+        {"summary": _STRING},
+        (),
+    ),
 }
 assert tuple(ACTION_SPECS) == ACTION_KINDS
 
@@ -202,8 +206,14 @@ def user_prompt(obs: Observation) -> str:
         "Facts the customer has given:",
         *(facts or ["(none yet)"]),
         "",
-        "Knowledge-base matches for this ticket (by keyword score; they can be misleading):",
-        *(matches or ["(none)"]),
+        "Knowledge-base suggestions (articles of the category you set, by keyword score against the ticket; "
+        "they can be misleading):",
+        *(
+            matches
+            or [
+                "(none until the ticket is classified)" if not obs.category else "(no article of that category matches)"
+            ]
+        ),
         "",
         f"Reward for your last action: {_last_reward(obs)}",
         f"Feedback on your last action: {obs.last_action_feedback or '(none)'}",

@@ -3,8 +3,8 @@
 (task, split, seed) fixes the ticket (in the world of the optional world key, see
 supportenv.world), and the transition is deterministic, so an episode's key and its action
 log *are* its state: the env service's tokens and the grader both rebuild episodes here.
-The action-selection task opens at a decision point, with the expert's first steps already
-taken, so starting an episode may play some of them.
+The action-selection task opens mid-conversation, after a colleague's question, so starting
+an episode may play it.
 """
 
 from __future__ import annotations
@@ -50,20 +50,26 @@ def opening_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
 
 
 def _play_opening(scenario: Scenario, state: EpisodeState) -> None:
-    """action_selection starts at a decision point: a previous agent already took the
-    expert's first steps. They show in the history but are not the agent's steps, and
-    at least two real decisions are always left to the agent."""
+    """action_selection starts mid-conversation: a colleague who replied first asked the
+    customer for the details the expert would ask for, and left the triage and the rest to
+    the agent (so the customer's words, not a colleague's triage, say what the case is). The
+    exchange shows in the history but is not the agent's step."""
+    question = next((a for a in _expert_plan(scenario, state) if a.kind == "ask_for_more_info"), None)
+    if question is None:
+        return
+    advance(scenario, state, question)
+    state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
+    state.step, state.cost = 0, 0.0
+    state.rewards, state.actions, state.last_feedback, state.last_breakdown = [], [], "", ()
+
+
+def _expert_plan(scenario: Scenario, state: EpisodeState) -> list[Action]:
     scratch = copy.deepcopy(state)
     plan = []
     while not scratch.done:
         plan.append(expert.expert_action(scenario, scratch, state.task_id))
         advance(scenario, scratch, plan[-1])
-    decisions = sum(1 for a in plan if a.kind != "mark_resolved")
-    for action in plan[: max(0, min(scenario.prefix_steps, decisions - 2))]:
-        advance(scenario, state, action)
-    state.history = [(speaker, text, 0) for speaker, text, _ in state.history]
-    state.step, state.cost = 0, 0.0
-    state.rewards, state.actions, state.last_feedback, state.last_breakdown = [], [], "", ()
+    return plan
 
 
 def replay(

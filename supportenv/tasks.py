@@ -42,13 +42,14 @@ TASKS: tuple[Task, ...] = (
         name="Action selection",
         difficulty="medium",
         description=(
-            "Pick up a ticket mid-conversation and choose the right next action at every step: "
-            "ask, answer, suggest an article, route, escalate, call back or close."
+            "Pick up a two-issue ticket mid-conversation and choose the right next action at every step: "
+            "classify, ask, answer, suggest an article, route, escalate, call back or close."
         ),
         instructions=(
-            "A colleague may have started this ticket (see the history). Choose the right action at each "
-            "step: classify if needed, gather the facts you need, answer what you can solve, route and "
-            "escalate when policy requires, then mark_resolved."
+            "A colleague may have replied first and asked the customer for details (see the history); the "
+            "ticket is not triaged yet. Choose the right action at each step: classify it, gather the facts "
+            "still missing, answer each issue you can solve, route and escalate what policy requires, then "
+            "mark_resolved."
         ),
         max_steps=8,
         pass_threshold=0.6,

@@ -417,7 +417,7 @@ _POLITE_SPECS = (
 )
 # Saying one solution phrase more often than this is stuffing, not an answer.
 MAX_PHRASE_REPEATS = 2
-MAX_WRONG_SOLUTIONS = 1
+MAX_WRONG_SOLUTIONS = 2
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES, RETRIEVAL_SCRIPTS
+from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
@@ -58,15 +58,11 @@ def mean(results, policy, task, key="mean_score"):
 def test_exploits_earn_nothing(results, policy):
     for task in TASKS:
         assert mean(results, policy, task) <= 0.15, (policy, task)
-        # A fixed guess is right for about 1 ticket in 25 (one issue type of 25), no more.
+        # A fixed triage is right for about 1 ticket in 25 (one issue type of 25), no more; on 100
+        # seeds that floor needs some room (the 200-seed scoreboard in the README shows 2% or less).
         assert mean(results, policy, task, "pass_rate") <= 0.05, (policy, task)
-        assert mean(results, policy, task, "mean_reward") < mean(results, "rule", task, "mean_reward"), (policy, task)
-
-
-@pytest.mark.parametrize("policy", RETRIEVAL_SCRIPTS)
-def test_scripts_that_trust_retrieval_stay_below_the_baseline(results, policy):
-    for task in TASKS:
         assert mean(results, policy, task) < mean(results, "rule", task), (policy, task)
+        assert mean(results, policy, task, "mean_reward") < mean(results, "rule", task, "mean_reward"), (policy, task)
 
 
 def test_random_is_a_floor(results):

@@ -9,14 +9,24 @@ import re
 
 import pytest
 
+from baseline_agent.policies import KeywordStufferPolicy
 from supportenv import expert
 from supportenv.actions import Action, ask, classify, resolve, respond
-from supportenv.catalog import ARTICLE_NEEDS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES, ISSUE_TYPES_BY_ID
+from supportenv.catalog import (
+    ARTICLE_NEEDS,
+    ARTICLES_BY_ID,
+    CATEGORIES,
+    IDENTITY_FACT,
+    ISSUE_TYPES,
+    ISSUE_TYPES_BY_ID,
+    REQUESTABLE_FIELDS,
+)
 from supportenv.episode import fact_label, observe, start_state, step
 from supportenv.graders import grade_state
 from supportenv.llm import render_prompt
 from supportenv.replay import new_episode
 from supportenv.tasks import TASK_IDS
+from supportenv.text import verdict
 from supportenv.world import SPLITS, generate
 from tests.test_library import expert_run as expert_plan
 from tests.test_library import find_seed as find_seed_of
@@ -84,8 +94,13 @@ def test_articles_state_what_they_need_in_the_prompt():
     for article_id, needs in ARTICLE_NEEDS.items():
         stated = f"needs: {', '.join(needs)}" if needs else "needs no facts"
         assert f"{article_id} {ARTICLES_BY_ID[article_id].title} ({stated})" in system
-    for article_id, _, _ in scenario.briefing.kb_matches:
-        assert article_id in user and "needs" in user
+    assert "(none until the ticket is classified)" in user
+    step(scenario, state, classify(scenario.expected.category))
+    obs = observe(scenario, state)
+    user = render_prompt(obs)[1]["content"]
+    assert obs.kb_matches
+    for article_id, _, _ in obs.kb_matches:
+        assert f"- {article_id} (" in user and "needs" in user
 
 
 # ---- feedback says what happened ----
@@ -225,3 +240,156 @@ def test_every_component_below_full_marks_says_why():
                 for part in grade_state(scenario, state).components:
                     if part.score < 1.0:
                         assert part.detail and part.detail not in _FINE, (task_id, seed, part)
+
+
+# ---- one objective: the return and the grade rank plans alike ----
+
+
+def _return_and_grade(task_id: str, seed: int, actions: list[Action]) -> tuple[float, float]:
+    scenario, state = new_episode(task_id, "validation", seed)
+    for action in actions:
+        if state.done:
+            break
+        step(scenario, state, action)
+    return round(state.cumulative_reward, 6), grade_state(scenario, state).score
+
+
+def _reasonable_alternatives(plan: list[Action]) -> dict[str, list[Action]]:
+    """Plans a reasonable agent might follow instead of the expert's: one step skipped, two
+    neighbours swapped, one extra question, the answer before the questions, closed early."""
+    body, close = plan[:-1], plan[-1]
+    alternatives = {f"skip step {i + 1}": body[:i] + body[i + 1 :] + [close] for i in range(len(body))}
+    alternatives |= {
+        f"swap steps {i + 1}, {i + 2}": [*body[:i], body[i + 1], body[i], *body[i + 2 :], close]
+        for i in range(len(body) - 1)
+    }
+    if body:
+        alternatives["close early"] = [*body[:-1], close]
+    after_triage = 1 if body and body[0].kind == "classify_issue" else 0
+    extra = ask("invoice_number", question="Could you also share the invoice number, please?")
+    alternatives["one extra question"] = [*body[:after_triage], extra, *body[after_triage:], close]
+    asked = next((i for i, a in enumerate(body) if a.kind == "ask_for_more_info"), None)
+    answered = next((i for i, a in enumerate(body) if a.kind == "respond_with_solution"), None)
+    if asked is not None and answered is not None and answered > asked:
+        alternatives["answer first"] = [
+            *body[:asked],
+            body[answered],
+            *body[asked:answered],
+            *body[answered + 1 :],
+            close,
+        ]
+    return alternatives
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_the_experts_plan_is_best_by_both_the_return_and_the_grade(task_id):
+    """Item 3 of the fidelity issue: no reasonable alternative earns more return or a better
+    grade than the expert's plan, and one the grade marks down earns less return too (a plan
+    the grade calls as good may lose only step-reward shaping, such as a personal touch)."""
+    for seed in range(40):
+        plan = expert_plan(task_id, "validation", seed)
+        best = _return_and_grade(task_id, seed, plan)
+        for name, actions in _reasonable_alternatives(plan).items():
+            got = _return_and_grade(task_id, seed, actions)
+            where = f"{task_id} seed {seed}, {name}: return, grade {got} vs the expert's {best}"
+            assert got[0] <= best[0] + 1e-9 and got[1] <= best[1] + 1e-9, where
+            if got[1] < best[1] - 1e-9:
+                assert got[0] < best[0] - 1e-9, where
+
+
+# ---- findings of the sixth blind audit, and the exploits' classes ----
+
+
+def test_a_fixed_triage_gets_no_help_from_the_suggestions():
+    """Knowledge-base suggestions appear only once the ticket is classified, and only from the
+    category set: what the help desk shows never triages a ticket for the agent."""
+    for task_id in TASK_IDS:
+        for seed in range(60):
+            scenario, state = new_episode(task_id, "test", seed)
+            if not state.category:
+                assert observe(scenario, state).kb_matches == ()
+            wrong = next(c for c in CATEGORIES if c not in {i.category for i in scenario.intents})
+            step(scenario, state, classify(wrong))
+            assert all(
+                a not in {i.article_id for i in scenario.intents} for a, _, _ in observe(scenario, state).kb_matches
+            )
+
+
+def test_the_triage_gate_needs_the_issue_type_in_every_task():
+    seed = find_seed(lambda s: len(s.intents) == 1 and not s.expected.escalate)
+    plan = expert_plan(HARD, "train", seed)
+    same_category = next(
+        i.issue_id for i in ISSUE_TYPES if i.category == plan[0].category and i.issue_id != plan[0].issue_type
+    )
+    plan[0] = plan[0]._replace(issue_type=same_category)
+    scenario, state, _ = play(HARD, seed, plan)
+    assert "triage: wrong issue type" in grade_state(scenario, state).failed_gates
+
+
+def test_a_right_answer_in_its_own_words_is_not_stuffing():
+    """From the audit: a full answer on a refund's status that also says "issue a refund" and
+    "looked up" (other articles' words) solves the ticket and is not marked stuffed."""
+    text = (
+        "Thank you for the order number. I have looked up when the return for order ORD-740990 was processed. "
+        "Once we issue a refund, your bank typically takes 5-10 business days to process it and show it on "
+        "your statement. I will share the refund reference number for this order with you."
+    )
+    judged = verdict(text, (("refund_status", "KB-REF-02"),), "KB-REF-02")
+    assert judged.solves == ("refund_status",) and not judged.stuffed and judged.wrong_solutions == 0
+    stuffed = verdict(KeywordStufferPolicy.ALL_PHRASES, (("refund_status", "KB-REF-02"),), "")
+    assert stuffed.stuffed and stuffed.solves == ()
+
+
+def test_escalating_before_the_facts_is_charged_where_the_step_reward_says():
+    """The policy says to gather an article's facts before answering or escalating; closing an
+    escalation that skipped them is 'half done' in the step reward as in the grade's gate."""
+    assert any("before answering or escalating" in rule for rule in generate(HARD, "train", 0).policy_text)
+    seed = find_seed(lambda s: len(s.intents) == 1 and s.expected.escalate and s.expected.facts)
+    plan = [a for a in expert_plan(HARD, "train", seed) if a.kind != "ask_for_more_info"]
+    scenario, state, results = play(HARD, seed, plan)
+    escalated = next(r for r, a in zip(results, plan, strict=True) if a.kind == "escalate_to_human")
+    assert "escalated before gathering" in escalated.observation.last_action_feedback
+    closed = results[-1]
+    assert "resolve_partial" in dict(closed.breakdown) and "never gathered" in closed.observation.last_action_feedback
+    assert any(g.startswith("facts_first") for g in grade_state(scenario, state).failed_gates)
+
+
+def test_closing_a_triage_ticket_is_not_a_message_to_the_customer():
+    """The triage hands the ticket to a colleague: the customer is told nothing, so it says nothing."""
+    plan = expert_plan("issue_classification", "train", 1)
+    _, state, results = play("issue_classification", 1, plan)
+    assert state.history[-1][0] == "system" and results[-1].terminated
+
+
+def test_a_wrong_step_is_charged_once_in_action_selection():
+    """A step no expert would take costs step quality; efficiency counts expert-grade steps only."""
+    seed = find_seed(lambda s: not s.expected.escalate, task_id="action_selection")
+    plan = expert_plan("action_selection", "train", seed)
+    needless = next(f for f in REQUESTABLE_FIELDS if f not in generate("action_selection", "train", seed).facts_by_name)
+    detour = [plan[0], ask(needless, question="Could you share that too, please?"), *plan[1:]]
+    grades = [grade_state(*play("action_selection", seed, p)[:2]) for p in (plan, detour)]
+    parts = [{c.name: c for c in g.components} for g in grades]
+    assert parts[1]["step_quality"].score < 1.0 and "(not: step 2)" in parts[1]["step_quality"].detail
+    assert parts[1]["efficiency"].score == parts[0]["efficiency"].score == 1.0
+
+
+def test_manners_pay_for_the_share_of_the_case_handled():
+    """Handling one issue of two earns half the credit for rules kept, tone, mood and speed."""
+    seed = find_seed(lambda s: len(s.intents) == 2 and not s.expected.escalate)
+    plan = expert_plan(HARD, "train", seed)
+    answers = [i for i, a in enumerate(plan) if a.kind == "respond_with_solution"]
+    half = [a for i, a in enumerate(plan) if i != answers[-1]]
+    scenario, state, _ = play(HARD, seed, half)
+    parts = {c.name: c for c in grade_state(scenario, state).components}
+    for name in ("policy_compliance", "response_quality", "efficiency", "information_gathering"):
+        assert parts[name].score <= 0.5 and "share of the case handled" in parts[name].detail, parts[name]
+
+
+def test_every_field_asked_in_vain_is_charged():
+    seed = find_seed(lambda s: len(s.intents) == 1 and not s.expected.escalate and s.expected.facts)
+    plan = expert_plan(HARD, "train", seed)
+    ask_all = ask(*REQUESTABLE_FIELDS, question="Could you share all of these, please?")
+    scenario, state, _ = play(HARD, seed, [plan[0], ask_all, *plan[2:]])
+    gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
+    in_vain = len(REQUESTABLE_FIELDS) - len(scenario.expected.facts)
+    assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9 and "asked in vain" in gathering.detail

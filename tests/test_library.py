@@ -8,6 +8,7 @@ import pytest
 
 from supportenv import SupportEnv, expert
 from supportenv.actions import Action, ask, assign, classify, escalate, parse, resolve, respond
+from supportenv.catalog import ARTICLE_CATEGORY
 from supportenv.episode import EpisodeState, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.graders import grade_state, grade_trajectory
@@ -71,8 +72,13 @@ def test_observation_carries_both_designs_fields():
         "cost_so_far",
     ):
         assert hasattr(obs, name), name
-    assert obs.kb_matches and all(0 < s <= 1 for _, _, s in obs.kb_matches)
+    assert obs.kb_matches == (), "no suggestion triages the ticket for the agent"
     assert obs.revealed_facts == ()  # hidden until asked
+    scenario, state = new_episode("end_to_end_resolution", "train", 3)
+    step(scenario, state, classify(scenario.expected.category))
+    suggested = observe(scenario, state).kb_matches
+    assert suggested and all(0 < s <= 1 for _, _, s in suggested)
+    assert {ARTICLE_CATEGORY[a] for a, _, _ in suggested} == {scenario.expected.category}
 
 
 def test_first_design_reward_table_exactly():
@@ -86,7 +92,7 @@ def test_first_design_reward_table_exactly():
 
 def test_rewards_follow_the_table():
     task = "end_to_end_resolution"
-    seed = find_seed(task, lambda s: not s.expected.escalate and s.tier == "regular")
+    seed = find_seed(task, lambda s: not s.expected.escalate and s.tier == "regular" and len(s.intents) == 1)
     scenario, state = new_episode(task, "train", seed)
     exp = scenario.expected
     early = step(scenario, state, respond("Thank you, we will " + scenario.issue.solution_phrases[0]))
@@ -221,7 +227,7 @@ def test_unparseable_output_is_a_penalised_step_not_an_error():
 def test_each_observation_shows_the_reward_of_the_step_before_it(task_id):
     """Observation k carries step k's reward and its parts; the first carries none, even in
     action_selection, where the opening steps were a previous agent's and not rewarded to this one."""
-    opening = 2 if task_id == "action_selection" else 0  # steps a previous agent took
+    opening = 1 if task_id == "action_selection" else 0  # a colleague's question
     seed = find_seed(task_id, lambda s: not s.expected.escalate and s.prefix_steps >= opening)
     scenario, state = new_episode(task_id, "train", seed)
     first = observe(scenario, state)

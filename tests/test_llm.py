@@ -134,6 +134,7 @@ def test_action_tools_cover_every_action_and_round_trip():
 def _observation_after_asking(task_id: str, seed: int) -> tuple[Observation, SupportEnv]:
     env = SupportEnv(task_id=task_id, split="test", seed=seed)
     env.reset()
+    env.step({"action_type": "classify_issue", "category": generate(task_id, "test", seed).expected.category})
     obs, *_ = env.step({"action_type": "ask_for_more_info", "fields": ["order_id", "account_email"]})
     return obs, env
 
@@ -159,7 +160,7 @@ def test_prompt_has_the_rules_actions_and_output_format():
 
 def test_prompt_shows_the_observation():
     obs, _ = _observation_after_asking("end_to_end_resolution", 138)
-    assert obs.revealed_facts and obs.kb_matches
+    assert obs.revealed_facts and obs.kb_matches and obs.category
     user = render_prompt(obs)[1]["content"]
     assert obs.ticket_id in user and obs.customer_message in user
     for speaker, line, _ in obs.history:

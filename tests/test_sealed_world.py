@@ -110,11 +110,11 @@ def test_the_public_world_is_pinned():
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 138)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "premium",
-        "verbose",
-        ("integration_failure/0",),
+        "enterprise",
+        "terse",
+        ("refund_request/6", "app_crash/5"),
     )
-    assert scenario.hidden_facts[:2] == (("error_code", "E2831"), ("account_email", "tom.48@corp.example"))
+    assert scenario.hidden_facts[:2] == (("order_id", "ORD-449493"), ("amount", "600.00"))
 
 
 def test_world_key_settings(tmp_path):

@@ -36,7 +36,9 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
 - ``words`` (n_buckets, default 512): hashed bag of unigrams and bigrams of all customer turns
   (lower-cased; tokens with digits become ``<num>``; bucket = zlib.crc32 of the token), binary,
   scaled to unit length.
-- ``kb`` (33): the knowledge-base match score of each article (0 when not matched).
+- ``kb`` (33): each article's score in the encoder's own keyword search of the public knowledge
+  base over the customer's opening message (0 when not matched; the observation's suggestions
+  come only once the ticket is classified).
 - ``tier`` (3), ``sentiment`` (1, the score in [-1, 1]), ``sentiment_label`` (4).
 - ``progress`` (3): step / max_steps, no step taken yet, only one step left.
 - ``classified`` (1), ``category`` (6), ``issue_type`` (25): the agent's triage so far.
@@ -83,6 +85,7 @@ from supportenv.catalog import (
 )
 from supportenv.episode import Observation
 from supportenv.tasks import TASKS
+from supportenv.world import kb_matches
 
 DEFAULT_BUCKETS = 512
 
@@ -224,6 +227,13 @@ _TASK_IDS = tuple(t.task_id for t in TASKS)
 _ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 
 
+@lru_cache(maxsize=4096)  # one search per ticket, reused at every step of its episode
+def _kb_search(text: str) -> tuple[tuple[str, float], ...]:
+    """Every article's keyword score against `text` (the public knowledge base, searched by the
+    agent's own features), best first."""
+    return kb_matches(text, limit=len(_ARTICLE_IDS))
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; any token with a digit (ids, amounts, dates) becomes <num>."""
     return ["<num>" if any(c.isdigit() for c in t) else t for t in _TOKEN_RE.findall(text.lower())]
@@ -337,9 +347,9 @@ class FeatureEncoder:
         if obs.task_id in _TASK_IDS:
             self._set(x, "task", _TASK_IDS.index(obs.task_id))
         x[self.slices["words"]] = self.words(obs)
-        for article_id, _, score in obs.kb_matches:
-            if article_id in _ARTICLE_IDS:
-                self._set(x, "kb", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
+        opening = next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message)
+        for article_id, score in _kb_search(opening):
+            self._set(x, "kb", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
         if obs.customer_tier in TIERS:
             self._set(x, "tier", TIERS.index(obs.customer_tier))
         self._set(x, "sentiment", 0, min(1.0, max(-1.0, obs.sentiment_score)))

@@ -180,7 +180,9 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
     opening message are left out (the latest is always kept), and as a last resort it is cut."""
     dash = "-"
     facts = ", ".join(f"{name}={value}" for name, value in obs.revealed_facts) or "none"
-    kb = "; ".join(f"{a} {title} ({score:.3f})" for a, title, score in obs.kb_matches) or "none"
+    kb = "; ".join(f"{a} {title} ({score:.3f})" for a, title, score in obs.kb_matches) or (
+        "none" if obs.category else "none until classified"
+    )
     reward = "none"  # before the agent's first step
     if obs.step:
         parts = ", ".join(f"{name} {value:+.2f}" for name, value in obs.last_reward_breakdown)
@@ -199,7 +201,7 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
     turns = [f"  [{n}] {speaker}: {text}" for speaker, text, n in obs.history]
     tail = [
         f"Facts revealed: {facts}",
-        f"Knowledge-base matches: {kb}",
+        f"Knowledge-base suggestions for the category set: {kb}",
         "Policy:",
         *(f"  - {rule}" for rule in obs.policy),
         f"Instructions: {obs.task_instructions}",

@@ -156,6 +156,13 @@ def _new_turn(turn: tuple[str, str, int]) -> bytes:
 
 
 @lru_cache(maxsize=1024)
+def _kb_suggestions(matches: tuple[tuple[str, str, float], ...]) -> bytes:
+    return pb.Observation(
+        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in matches]
+    ).SerializeToString()
+
+
+@lru_cache(maxsize=1024)
 def _fact(name: str, value: str) -> bytes:
     return pb.Observation(revealed_facts=[pb.Fact(name=name, value=value)]).SerializeToString()
 
@@ -174,7 +181,6 @@ def _encode_briefing(brief: Briefing) -> bytes:
         customer_tier=convert.TIER_TO_PB[brief.customer_tier],
         customer_tenure_days=brief.customer_tenure_days,
         customer_total_revenue=brief.customer_total_revenue,
-        kb_matches=[pb.KnowledgeBaseMatch(article_id=a, title=t, score=s) for a, t, s in brief.kb_matches],
         requestable_fields=brief.requestable_fields,
         issue_types=brief.issue_types,
         policy=brief.policy,
@@ -219,6 +225,9 @@ def observation(scenario: Scenario, state: EpisodeState) -> bytes:
         parts += (_SENTIMENT_SCORE, score)
     if state.category:
         parts += (_CATEGORY, _SMALL[_CATEGORY_PB[state.category]])
+        matches = scenario.kb_suggestions[state.category]
+        if matches:
+            parts.append(_kb_suggestions(matches))
     if state.issue_type:
         text = state.issue_type.encode()
         parts += (_ISSUE_TYPE, varint(len(text)), text)
@@ -320,7 +329,6 @@ def briefing_from_pb(msg: pb.Observation) -> Briefing:
         customer_tier=convert.TIER_FROM_PB.get(msg.customer_tier, "regular"),
         customer_tenure_days=msg.customer_tenure_days,
         customer_total_revenue=msg.customer_total_revenue,
-        kb_matches=tuple([(m.article_id, m.title, m.score) for m in msg.kb_matches]),
         requestable_fields=tuple(msg.requestable_fields),
         issue_types=tuple(msg.issue_types),
         policy=tuple(msg.policy),
@@ -354,7 +362,7 @@ def observation_from_pb(msg: pb.Observation, briefing: Briefing | None = None) -
             "category": convert.CATEGORY_FROM_PB.get(msg.category, ""),
             "issue_type": msg.issue_type,
             "priority": convert.PRIORITY_FROM_PB.get(msg.priority, ""),
-            "kb_matches": brief.kb_matches,
+            "kb_matches": tuple([(m.article_id, m.title, m.score) for m in msg.kb_matches]),
             "revealed_facts": tuple([(f.name, f.value) for f in msg.revealed_facts]),
             "requestable_fields": brief.requestable_fields,
             "issue_types": brief.issue_types,

@@ -27,8 +27,10 @@ from functools import cached_property, lru_cache
 
 from supportenv import content
 from supportenv.catalog import (
+    ARTICLE_CATEGORY,
     ARTICLES,
     ARTICLES_BY_ID,
+    CATEGORIES,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
     ISSUE_TYPE_IDS,
@@ -44,7 +46,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-3"
+WORLD_VERSION = "world-4"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -60,6 +62,7 @@ P_TYPO = 0.15
 P_HELD_OUT_TEMPLATE = 0.35  # test split only
 P_HELD_OUT_POLICY = 0.4  # test split only
 P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
+P_COLLEAGUE_ASKED = 0.75  # action_selection: a colleague replied first, asking for the details
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _WORD_RE = re.compile(r"[A-Za-z]{6,}")
@@ -117,12 +120,10 @@ class Expected:
 @dataclass(frozen=True)
 class Briefing:
     """What the agent is shown of a ticket that never changes during its episode: the
-    ticket, the customer's profile, the knowledge-base matches, the rules and the task.
-    Field names are the Observation's own."""
+    ticket, the customer's profile, the rules and the task. Field names are the Observation's own."""
 
     ticket_id: str
     task_id: str
-    kb_matches: tuple[tuple[str, str, float], ...]  # (article_id, title, score)
     customer_tier: str
     customer_tenure_days: int
     customer_total_revenue: float
@@ -149,11 +150,10 @@ class Scenario:
     patience: int
     hidden_facts: tuple[tuple[str, str], ...]
     opening_message: str
-    kb_matches: tuple[tuple[str, float], ...]
     template_ids: tuple[str, ...]
     policy: PolicyVariant
     policy_text: tuple[str, ...]
-    prefix_steps: int  # action_selection: expert steps already taken before the agent arrives
+    prefix_steps: int  # action_selection: 1 when a colleague already asked for the details (supportenv.replay)
     expected: Expected
 
     @property
@@ -175,12 +175,22 @@ class Scenario:
         return tuple((i.issue_id, i.article_id) for i in self.intents)
 
     @cached_property
+    def kb_suggestions(self) -> dict[str, tuple[tuple[str, str, float], ...]]:
+        """The knowledge-base articles the help desk suggests once the ticket is classified,
+        by the category set: (article_id, title, score), best first. Only the category's own
+        articles are searched, so the suggestions help an agent that triaged the ticket and
+        never triage it for one that did not."""
+        return {
+            category: tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in kb_matches(self.opening_message, category))
+            for category in CATEGORIES
+        }
+
+    @cached_property
     def briefing(self) -> Briefing:
         task = get_task(self.task_id)
         return Briefing(
             ticket_id=self.ticket_id,
             task_id=self.task_id,
-            kb_matches=tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in self.kb_matches),
             customer_tier=self.tier,
             customer_tenure_days=self.tenure_days,
             customer_total_revenue=self.total_revenue,
@@ -209,7 +219,7 @@ class Scenario:
             "patience": self.patience,
             "opening_message": self.opening_message,
             "hidden_facts": dict(self.hidden_facts),
-            "kb_matches": [list(m) for m in self.kb_matches],
+            "kb_suggestions": {c: [[a, score] for a, _, score in m] for c, m in self.kb_suggestions.items()},
             "template_ids": list(self.template_ids),
             "policy_variant": self.policy.name,
             "prefix_steps": self.prefix_steps,
@@ -300,12 +310,13 @@ for _index, _article in enumerate(ARTICLES):
         _KEYWORD_INDEX.setdefault(_keyword, []).append(_index)
 
 
-def kb_matches(message: str, limit: int = 3) -> tuple[tuple[str, float], ...]:
-    """Score every article by keyword overlap with the message; best first."""
+def kb_matches(message: str, category: str | None = None, limit: int = 3) -> tuple[tuple[str, float], ...]:
+    """Score every article (of `category`, if given) by keyword overlap with the message; best first."""
     hits: dict[int, int] = {}
     for word in set(tokenize(message)):
         for index in _KEYWORD_INDEX.get(word, ()):
-            hits[index] = hits.get(index, 0) + 1
+            if category is None or ARTICLE_CATEGORY[ARTICLES[index].article_id] == category:
+                hits[index] = hits.get(index, 0) + 1
     scored = sorted((-n / len(ARTICLES[i].keywords), i) for i, n in hits.items())
     return tuple((ARTICLES[i].article_id, round(-score, 3)) for score, i in scored[:limit])
 
@@ -328,14 +339,24 @@ def _lower_first(text: str) -> str:
     return text[0].lower() + text[1:]
 
 
+# How many issues a ticket raises, drawn from these. A ticket handed over mid-conversation
+# always raises two (a colleague's triage names only the first, so the words must be read to
+# handle the rest); most hard tickets raise more than one.
+_INTENT_COUNTS = {
+    "issue_classification": {"regular": (1,), "premium": (1,), "enterprise": (1,)},
+    "action_selection": {"regular": (2,), "premium": (2,), "enterprise": (2,)},
+    "end_to_end_resolution": {"regular": (1, 2, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
+}
+
+
 def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueType, ...]:
-    count = 1
-    if task_id == "end_to_end_resolution" and tier == "enterprise":
-        count = rng.choice((1, 2, 2, 3))
+    """The ticket's issues, the primary first; each further one for another department than
+    those before it, as two issues a customer raises together are rarely one team's topic."""
+    count = rng.choice(_INTENT_COUNTS[task_id][tier])
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
-        if issue not in chosen:
+        if all(issue.department != other.department and issue.category != other.category for other in chosen):
             chosen.append(issue)
     return tuple(chosen)
 
@@ -443,10 +464,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         patience=_PATIENCE.get(persona, 5) + 2 * (len(intents) - 1),
         hidden_facts=tuple(facts.items()),
         opening_message=message,
-        kb_matches=kb_matches(message),
         template_ids=template_ids,
         policy=policy,
         policy_text=policy_rules(policy),
-        prefix_steps=rng.randrange(0, 4) if task_id == "action_selection" else 0,
+        prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
         expected=_expected(intents, tier, facts, policy),
     )

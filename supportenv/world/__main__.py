@@ -42,8 +42,11 @@ def describe(scenario: Scenario) -> str:
     lines.append(f"  policy:   {scenario.policy.name}")
     lines.append("  hidden facts:")
     lines.extend(f"    {name}: {value}" for name, value in scenario.hidden_facts)
-    lines.append("  knowledge-base matches:")
-    lines.extend(f"    {article} {score:.3f}" for article, score in scenario.kb_matches)
+    lines.append("  knowledge-base suggestions, by the category the agent sets:")
+    lines.extend(
+        f"    {category}: " + (", ".join(f"{a} {score:.3f}" for a, _, score in matches) or "none")
+        for category, matches in scenario.kb_suggestions.items()
+    )
     lines.append("  expected handling:")
     lines.extend(f"    {key}: {value}" for key, value in expected.items())
     return "\n".join(lines)
