@@ -5,9 +5,10 @@ customer's canned replies. Pure data, no logic; the engine turns it into objects
 Conventions the engine can rely on:
 - Issue templates never start with "I" or an acronym, so the first letter can be
   lowered safely after a persona opener; the only placeholder is {product}.
-- Persona openers end with ", ", ": " or are empty; closers start with a space.
-- FACT_REPLIES start lowercase, have one {} and no trailing period, so several can
-  be joined with ", and " into one sentence.
+- Persona openers end with ", ", "; ", ": ", "but " or are empty (the issue text after
+  all but ": " starts lowercase); closers start with a space.
+- FACT_REPLIES (and ISSUE_FACT_REPLIES) start lowercase, have one {} and no trailing
+  period, so several can be joined with ", and " into one sentence.
 """
 
 from __future__ import annotations
@@ -992,64 +993,108 @@ ISSUES = (
     },
 )
 
+# What a customer brings, by issue (ISSUE_WORDS' third element): something gone wrong, something
+# it wants done, a question, or an idea. Each persona line below names the kinds it fits, so
+# that "Please fix." never closes a question nor "I've had enough:" opens one.
+FAULT, REQUEST, QUESTION, IDEA = "fault", "request", "question", "idea"
+ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
+
+# Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks" or
+# "searched" (the customer looked through the help pages), or ""). A message never says the
+# same thing twice, so its opener and closer (and a mention of an article) differ in that.
 PERSONA_OPENERS = {
-    "terse": ("", "", "", "Hi, "),
+    "terse": (("", ANY_KIND, ""), ("", ANY_KIND, ""), ("", ANY_KIND, ""), ("Hi, ", ANY_KIND, "")),
     "verbose": (
-        "Hello there, I hope this message finds you well. This is the first time I've had to write in, "
-        "so here is the situation: ",
-        "Good morning, I'll try to explain everything as clearly as I can, so please bear with me: ",
-        "Hi, I want to give you the whole picture, so here goes: ",
-        "Hello, I hope your day is going better than mine. Let me start from the beginning: ",
+        (
+            "Hello there, I hope this message finds you well. This is the first time I've had to write in, "
+            "so here is the situation: ",
+            (FAULT, REQUEST),
+            "",
+        ),
+        ("Good morning, I'll try to explain everything as clearly as I can: ", (FAULT, REQUEST), ""),
+        ("Hi, I want to give you the whole picture, so here goes: ", (FAULT,), ""),
+        ("Hello, I hope your day is going better than mine. Let me start from the beginning: ", (FAULT,), ""),
+        (
+            "Hello there, I hope this message finds you well. I have a quick query that I couldn't find "
+            "the answer to on your website: ",
+            (QUESTION,),
+            "searched",
+        ),
+        (
+            "Good morning, I hope you're having a good week. I've been meaning to write in about this for a while: ",
+            ANY_KIND,
+            "",
+        ),
     ),
     "angry": (
-        "This is ridiculous: ",
-        "Unbelievable, ",
-        "I am absolutely fed up with this company: ",
-        "Seriously, ",
-        "Right, I've had enough: ",
+        ("This is ridiculous: ", (FAULT,), ""),
+        ("Unbelievable, ", (FAULT,), ""),
+        ("I am absolutely fed up with this company: ", (FAULT, REQUEST), ""),
+        ("Seriously, ", (FAULT, REQUEST, QUESTION), ""),
+        ("Right, I've had enough: ", (FAULT,), ""),
+        ("I'll keep this short: ", ANY_KIND, ""),
+        ("Straight answer, please: ", (QUESTION,), ""),
     ),
     "polite": (
-        "Hi there, ",
-        "Hello, and thank you in advance for your help: ",
-        "Dear support team, ",
-        "Good afternoon, I wonder if you could help me with something: ",
-        "Hello, I hope you're well; ",
+        ("Hi there, ", ANY_KIND, ""),
+        ("Hello, and thank you in advance for your help: ", ANY_KIND, "thanks"),
+        ("Dear support team, ", ANY_KIND, ""),
+        ("Good afternoon, I wonder if you could help me with something: ", (FAULT, REQUEST, QUESTION), ""),
+        ("Hello, I hope you're well; ", ANY_KIND, ""),
     ),
+    # Confused about what to do or whom to ask, never about a plain fact it states next.
     "confused": (
-        "Um, I'm not sure if this is the right place to ask, ",
-        "Sorry, I'm not very good with computers, ",
-        "Hi, I'm a bit confused and not sure what's happening, ",
-        "Hello? I don't really understand what's going on, ",
-        "So, I'm not sure how to put this, ",
+        ("Um, I'm not sure if this is the right place, but ", ANY_KIND, ""),
+        ("Sorry, I've never written to you before, so I hope I'm doing this right: ", ANY_KIND, ""),
+        ("Hi, sorry, I'm a bit lost and not sure who to ask, but ", ANY_KIND, ""),
+        ("Hello? Sorry, I hope this reaches the right person: ", ANY_KIND, ""),
+        ("So, I'm not sure how to put this, but ", ANY_KIND, ""),
     ),
 }
 
 PERSONA_CLOSERS = {
-    "terse": ("", " Thanks.", " Please fix.", " Need this sorted."),
+    "terse": (
+        ("", ANY_KIND, ""),
+        (" Thanks.", ANY_KIND, "thanks"),
+        (" Please fix.", (FAULT,), ""),
+        (" Need this sorted.", (FAULT, REQUEST), ""),
+    ),
     "verbose": (
-        " I've looked through your help pages already, so I'd really appreciate your help.",
-        " I just wanted to make sure you had all the information.",
-        " I have a busy week ahead, so the sooner this is sorted the better, but I do appreciate you taking the time.",
-        " Let me know if you need anything else from me; I'm happy to answer any questions.",
+        (
+            " I've looked through your help pages already, so I'd really appreciate your help.",
+            (FAULT, REQUEST, QUESTION),
+            "searched",
+        ),
+        (" I just wanted to make sure you had all the information.", (FAULT, REQUEST), ""),
+        (
+            " I have a busy week ahead, so the sooner this is sorted the better, but I do appreciate you taking "
+            "the time.",
+            (FAULT, REQUEST),
+            "",
+        ),
+        (" Let me know if you need anything else from me; I'm happy to answer any questions.", ANY_KIND, ""),
+        (" I'd be grateful for any thoughts, and thank you for taking the time to read all this.", ANY_KIND, "thanks"),
     ),
     "angry": (
-        " Fix it NOW.",
-        " I expect this sorted today or I'm leaving.",
-        " This is the worst experience I've ever had with a company.",
-        " And spare me the scripted answer.",
-        " I want this dealt with properly this time.",
+        (" Fix it NOW.", (FAULT,), ""),
+        (" I expect this sorted today or I'm leaving.", (FAULT, REQUEST), ""),
+        (" This is the worst experience I've ever had with a company.", (FAULT,), ""),
+        (" And spare me the scripted answer.", ANY_KIND, ""),
+        (" I want this dealt with properly this time.", (FAULT, REQUEST), ""),
+        (" I shouldn't have to write in for something this basic.", (REQUEST, QUESTION), ""),
     ),
     "polite": (
-        " Thank you so much for your help.",
-        " Many thanks in advance.",
-        " I really appreciate your time.",
-        " Thanks, and have a lovely day.",
+        (" Thank you so much for your help.", ANY_KIND, "thanks"),
+        (" Many thanks in advance.", ANY_KIND, "thanks"),
+        (" I really appreciate your time.", ANY_KIND, "thanks"),
+        (" Thanks, and have a lovely day.", ANY_KIND, "thanks"),
+        (" I look forward to hearing from you.", ANY_KIND, ""),
     ),
     "confused": (
-        " Apologies if this should have gone to another department.",
-        " I hope that makes sense?",
-        " Is that something you can help with?",
-        " Sorry, I find all of this rather confusing.",
+        (" Apologies if this should have gone to another department.", ANY_KIND, ""),
+        (" I hope that makes sense?", ANY_KIND, ""),
+        (" Is that something you can help with?", (FAULT, REQUEST, IDEA), ""),
+        (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), ""),
     ),
 }
 
@@ -1078,7 +1123,7 @@ DISTRACTORS = (
     "A friend says your team is quick to respond, so fingers crossed.",
     "Apologies, my internet is a bit patchy today.",
     "I run a small business myself, so I know how busy things can get.",
-    "This is my first time contacting you.",
+    "I'm writing from my partner's laptop, in case the name looks different.",
     "Just so you know, I'm free most evenings after six.",
     "Loving the fresh colours on your website.",
 )
@@ -1175,6 +1220,35 @@ FACT_REPLIES = {
     ),
 }
 
+# Where a fact's usual words would be wrong for the issue it belongs to: a double charge has
+# two charges, a declined payment none.
+ISSUE_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "double_charge": {
+        "amount": (
+            "each of the two charges was ${}",
+            "both charges were for ${}",
+            "the same ${} was taken twice",
+        ),
+        "charge_date": (
+            "both charges are dated {}",
+            "both were taken on {}",
+            "my statement shows both on {}",
+        ),
+    },
+    "payment_failure": {
+        "amount": (
+            "the checkout asked for ${}",
+            "the payment was for ${}",
+            "the total at checkout was ${}",
+        ),
+        "charge_date": (
+            "my last attempt was on {}",
+            "the payment failed on {}",
+            "it was declined on {}",
+        ),
+    },
+}
+
 UNKNOWN_REPLIES = (
     "I don't know my {}.",
     "I'm not sure what the {} is, sorry.",
@@ -1199,58 +1273,94 @@ VAGUE_REPLIES = (
     "I'm not sure how to answer that.",
 )
 
-# How the customer names each issue in its own words, and what the right answer gives it:
-# "fix" (steps the customer takes now), "promise" (the company will put it right later),
-# "done" (the change is made now) or "info" (the answer to a question).
-ISSUE_WORDS: dict[str, tuple[str, str]] = {
-    "payment_failure": ("my declined payment", "fix"),
-    "double_charge": ("the double charge", "promise"),
-    "wrong_amount": ("the overcharge", "promise"),
-    "subscription_cancel": ("cancelling my subscription", "done"),
-    "invoice_request": ("the invoice", "info"),
-    "delayed_delivery": ("my late parcel", "promise"),
-    "lost_package": ("my missing parcel", "promise"),
-    "wrong_item": ("the wrong item", "promise"),
-    "damaged_item": ("the damaged item", "fix"),
-    "address_change": ("changing my delivery address", "done"),
-    "refund_request": ("my refund", "promise"),
-    "refund_status": ("my refund", "info"),
-    "return_label": ("the return label", "fix"),
-    "account_locked": ("getting back into my account", "fix"),
-    "email_change": ("changing my login email", "done"),
-    "account_takeover": ("someone getting into my account", "fix"),
-    "two_factor_lost": ("my two-factor codes", "fix"),
-    "data_deletion": ("deleting my account", "promise"),
-    "error_403": ("the 403 error", "fix"),
-    "app_crash": ("the app crashing", "fix"),
-    "service_outage": ("the outage", "info"),
-    "slow_performance": ("the slowness", "fix"),
-    "integration_failure": ("our integration", "fix"),
-    "feature_request": ("my suggestion", "done"),
-    "shipping_policy_question": ("my shipping question", "info"),
+# How the customer names each issue in its own words, what the right answer gives it, and
+# what the customer brings (FAULT, REQUEST, QUESTION or IDEA, for the persona lines). What the
+# answer gives, read from the article's steps: "fix" (steps to try that may or may not work),
+# "steps" (a plain procedure, whoever carries it out), "photos" (the customer sends photos of
+# the damage, then gets a replacement), "promise" (the company will put it right later),
+# "done" (the change is made now), "noted" (a suggestion passed on) or "info" (an answer).
+ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
+    "payment_failure": ("my declined payment", "fix", FAULT),
+    "double_charge": ("the double charge", "promise", FAULT),
+    "wrong_amount": ("the overcharge", "promise", FAULT),
+    "subscription_cancel": ("cancelling my subscription", "steps", REQUEST),
+    "invoice_request": ("the invoice", "steps", REQUEST),
+    "delayed_delivery": ("my late parcel", "promise", FAULT),
+    "lost_package": ("my missing parcel", "promise", FAULT),
+    "wrong_item": ("the wrong item", "promise", FAULT),
+    "damaged_item": ("the damaged item", "photos", FAULT),
+    "address_change": ("changing my delivery address", "done", REQUEST),
+    "refund_request": ("my refund", "promise", REQUEST),
+    "refund_status": ("my refund", "info", FAULT),
+    "return_label": ("the return label", "steps", REQUEST),
+    "account_locked": ("getting back into my account", "fix", FAULT),
+    "email_change": ("changing my login email", "steps", REQUEST),
+    "account_takeover": ("someone getting into my account", "promise", FAULT),
+    "two_factor_lost": ("my two-factor codes", "fix", FAULT),
+    "data_deletion": ("deleting my account", "promise", REQUEST),
+    "error_403": ("the 403 error", "fix", FAULT),
+    "app_crash": ("the app crashing", "fix", FAULT),
+    "service_outage": ("the outage", "info", FAULT),
+    "slow_performance": ("the slowness", "fix", FAULT),
+    "integration_failure": ("our integration", "fix", FAULT),
+    "feature_request": ("my suggestion", "noted", IDEA),
+    "shipping_policy_question": ("my shipping question", "info", QUESTION),
 }
 
 # The customer's replies to what the agent did, by kind. Placeholders: {issue} and
 # {remaining} are issue words (ISSUE_WORDS), {fact} a fact's name as people say it.
-# "solved_*" answer the last of the customer's issues, by kind of answer; the "_grudging"
-# ones are for a customer still annoyed, so that the words match the mood shown.
+# "solved_*" answer the last of the customer's issues, by kind of answer, in three moods so
+# that the words match the label shown after the reply: glad for a satisfied customer, "_plain"
+# for a neutral one, "_grudging" for one still annoyed (angry or frustrated).
 REACTIONS = {
     "solved_fix": (
-        "Thanks, that makes sense. I'll do that now.",
         "Great, I'll do that right away. Thank you!",
         "Perfect, that's clear. I'll give it a go.",
+        "Brilliant, thank you! I'll try that now.",
+    ),
+    "solved_fix_plain": (
+        "Thanks, that makes sense. I'll do that now.",
         "Thank you, I know what to do now.",
+        "Okay, I'll try that, thanks.",
     ),
     "solved_fix_grudging": (
         "Fine, I'll try that.",
         "Okay. I'll do that, and I hope it works this time.",
         "Right, I'll give it a go. It shouldn't have been this hard.",
     ),
+    "solved_steps": (
+        "Great, that's clear. Thank you!",
+        "Perfect, thanks for walking me through it.",
+        "Brilliant, that's all I needed. Thanks!",
+    ),
+    "solved_steps_plain": (
+        "Okay, thanks, that's clear.",
+        "Thanks, I know where I stand now.",
+    ),
+    "solved_steps_grudging": (
+        "Fine. That's clear enough.",
+        "Okay. That could have been easier to find out.",
+    ),
+    "solved_photos": (
+        "Great, I'll send the photos over right away. Thank you!",
+        "Perfect, I'll get the photos to you today. Thanks!",
+    ),
+    "solved_photos_plain": (
+        "Okay, I'll send the photos over.",
+        "Thanks, I'll take some photos and send them.",
+    ),
+    "solved_photos_grudging": (
+        "Fine, I'll send the photos. I hope the replacement is quicker.",
+        "Okay. Photos coming, but I shouldn't have to do all this.",
+    ),
     "solved_promise": (
-        "Thank you, I'll look out for it.",
         "Great, thanks for sorting this out.",
         "Okay, good to know it's being put right. Thanks!",
         "Brilliant, thanks for taking care of it.",
+    ),
+    "solved_promise_plain": (
+        "Thank you, I'll look out for it.",
+        "Okay, thanks. I'll keep an eye out.",
     ),
     "solved_promise_grudging": (
         "Okay. I'll believe it when I see it.",
@@ -1260,16 +1370,36 @@ REACTIONS = {
     "solved_done": (
         "Great, thanks for taking care of that.",
         "Perfect, thank you for sorting it out.",
-        "Thanks, that's exactly what I wanted.",
+        "Thanks, that's exactly what I wanted!",
+    ),
+    "solved_done_plain": (
+        "Okay, thanks for changing it.",
+        "Alright, thanks for updating that.",
     ),
     "solved_done_grudging": (
         "Fine. Thanks, I suppose.",
         "Okay. About time.",
     ),
+    "solved_noted": (
+        "Great, thanks for passing it on!",
+        "Brilliant, I'll keep an eye on the roadmap. Thank you!",
+    ),
+    "solved_noted_plain": (
+        "Okay, thanks for passing it on.",
+        "Thanks, I'll look out for it on the roadmap.",
+    ),
+    "solved_noted_grudging": (
+        "Okay. I hope someone actually reads it.",
+        "Fine, we'll see if anything comes of it.",
+    ),
     "solved_info": (
-        "Thanks, that answers my question.",
         "Great, that's what I needed to know. Thank you!",
         "Perfect, thanks for explaining.",
+        "Brilliant, that answers my question. Thanks!",
+    ),
+    "solved_info_plain": (
+        "Thanks, that answers my question.",
+        "Okay, that answers it, thanks.",
     ),
     "solved_info_grudging": (
         "Okay, fine. That answers it, I suppose.",

@@ -8,6 +8,7 @@ by a stable hash of (ticket, step, what was asked), never by a random generator.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import blake2b as _blake2b
 
@@ -46,6 +47,13 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
+    """The ways to give fact `name`, in the words of the issue it was drawn for (the first
+    intent that lists it, as world.generate draws them): "both charges" for a double charge."""
+    owner = next((i.issue_id for i in scenario.intents if name in (*i.required_facts, *i.extra_facts)), "")
+    return content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
+
+
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
     wanted = list(dict.fromkeys(fields or fields_in_question(question)))
     facts = scenario.facts_by_name
@@ -59,7 +67,7 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
             unknown.append(name)
         else:
             revealed.append(name)
-            parts.append(_pick(f"{ticket}|{step}|{name}", content.FACT_REPLIES[name]).format(value))
+            parts.append(_pick(f"{ticket}|{step}|{name}", _fact_replies(scenario, name)).format(value))
     sentences = []
     if parts:
         sentences.append(_capitalise(", and ".join(parts)) + ".")
@@ -88,14 +96,22 @@ def react(kind: str, scenario: Scenario, step: int, **words: str) -> str:
     return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind]).format(**words)
 
 
+def spoken_list(items: Iterable[str]) -> str:
+    """Items as a sentence lists them, each once: "a", "a and b", "a, b and c"."""
+    names = list(dict.fromkeys(items))
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
 def issue_words(issue_ids: list[str] | tuple[str, ...]) -> str:
     """Issues as the customer names them: "the double charge and my late parcel"."""
-    names = list(dict.fromkeys(content.ISSUE_WORDS[i][0] for i in issue_ids))
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return spoken_list(content.ISSUE_WORDS[i][0] for i in issue_ids)
 
 
 def solved_reply(issue_id: str, mood: str) -> str:
     """The kind of reply to a right answer to the customer's last open issue: it fits the
-    answer (steps to take, a promise, information) and the customer's mood."""
+    answer (steps to take, a promise, information) and the mood the customer shows after
+    it (a sentiment label): glad if satisfied, plain if neutral, grudging if still annoyed."""
     kind = "solved_" + content.ISSUE_WORDS[issue_id][1]
-    return kind + "_grudging" if mood in ("angry", "frustrated") else kind
+    if mood in ("angry", "frustrated"):
+        return kind + "_grudging"
+    return kind if mood == "satisfied" else kind + "_plain"

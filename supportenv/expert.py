@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
-from supportenv.episode import EpisodeState, missing_facts, unsolved
+from supportenv.customer import spoken_list
+from supportenv.episode import EpisodeState, fact_label, missing_facts, unsolved
 from supportenv.text import verdict
 from supportenv.world import Scenario
 
@@ -32,6 +33,11 @@ def _solution_step(issue: IssueType) -> str:
     return next((s for s in steps if phrase in s.lower()), phrase).rstrip(".")
 
 
+def ask_message(fields: list[str]) -> str:
+    """A polite question naming, in plain words, each fact it asks for."""
+    return f"Could you please share your {spoken_list(map(fact_label, fields))}?"
+
+
 def escalation_message(scenario: Scenario, state: EpisodeState) -> str:
     fact = _first_fact(scenario, state)
     ref = f" about {fact}" if fact else ""
@@ -49,7 +55,7 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
         return Action("mark_resolved", text="Ticket triaged.")
     missing = missing_facts(scenario, state)
     if missing:
-        return Action("ask_for_more_info", fields=tuple(missing), text="Could you please share these details?")
+        return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
     todo = unsolved(scenario, state)
     if todo:
         # One issue per answer, citing its article: the way the prompt describes an answer.

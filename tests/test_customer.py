@@ -6,7 +6,7 @@ import copy
 import random
 import re
 
-from supportenv import content, expert
+from supportenv import content, customer, expert
 from supportenv.actions import ask, assign, callback, classify, escalate, resolve, respond
 from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, REQUESTABLE_FIELDS
 from supportenv.customer import issue_words
@@ -192,15 +192,81 @@ def test_internal_routing_and_silent_escalations_get_no_reply():
             assert after.sentiment == before.sentiment, "it cannot be moved by what it did not see"
 
 
+def _solved_kinds(mood: str) -> list[str]:
+    solved = [k for k in content.REACTIONS if k.startswith("solved_")]
+    if mood in ("plain", "grudging"):
+        return [k for k in solved if k.endswith("_" + mood)]
+    return [k for k in solved if not k.endswith(("_plain", "_grudging"))]
+
+
 def test_words_match_the_mood_shown():
-    happy = _pattern(*(k for k in content.REACTIONS if k.startswith("solved_") and not k.endswith("_grudging")))
-    grudging = _pattern(*(k for k in content.REACTIONS if k.endswith("_grudging")))
+    """Glad words only from a satisfied customer, plain ones from a neutral one, grudging ones
+    from one still annoyed: the label shown after the reply."""
+    glad, plain, grudging = (_pattern(*_solved_kinds(m)) for m in ("glad", "plain", "grudging"))
+    seen = set()
     for _, _, _, after in _mixed_steps(150):
-        reply, label = _reply_now(after), sentiment_label(after.sentiment)
-        if happy.fullmatch(reply):
-            assert label in ("neutral", "satisfied"), (reply, label)
+        reply, label = _reply_now(after).removeprefix("Yes, please. "), sentiment_label(after.sentiment)
+        if glad.fullmatch(reply):
+            assert label == "satisfied", (reply, label)
+        if plain.fullmatch(reply):
+            assert label == "neutral", (reply, label)
         if grudging.fullmatch(reply):
             assert label in ("angry", "frustrated"), (reply, label)
+        seen.add(label)
+    assert {"satisfied", "neutral"} <= seen
+
+
+def test_every_answer_kind_has_a_reply_in_every_mood():
+    kinds = {kind for _, kind, _ in content.ISSUE_WORDS.values()}
+    for kind in kinds:
+        assert all(f"solved_{kind}{mood}" in content.REACTIONS for mood in ("", "_plain", "_grudging")), kind
+    replies = [t for k in content.REACTIONS for t in content.REACTIONS[k]]
+    assert len(replies) == len(set(replies)), "a reply tells its kind apart"
+
+
+def test_the_reply_fits_what_the_answer_gives():
+    """Photos to send for a damaged item (not a troubleshooting "I'll give it a go"); no thanks
+    for a change made when the answer gave steps the customer follows."""
+    replies = {mood: customer.solved_reply("damaged_item", mood) for mood in ("satisfied", "neutral", "angry")}
+    assert all("photos" in " ".join(content.REACTIONS[kind]) for kind in replies.values())
+    done = " ".join(content.REACTIONS["solved_done"])
+    for issue in ("subscription_cancel", "email_change", "invoice_request", "return_label"):
+        words = " ".join(content.REACTIONS[customer.solved_reply(issue, "satisfied")])
+        assert "sorting it out" not in words and "taking care of that" not in words, issue
+        assert "give it a go" not in words, issue
+    assert "sorting it out" in done, "kept for changes the agent makes (a new delivery address)"
+
+
+def test_facts_are_given_in_the_words_of_their_issue():
+    """A double charge's amount and date are each charge's; a declined payment has no charge."""
+    for issue_id, wrong in (
+        ("double_charge", ("the charge is", "the charge was", "altogether")),
+        ("payment_failure", ("the charge",)),
+    ):
+        seen = 0
+        for seed in range(600):
+            scenario = generate(HARD, "train", seed)
+            if scenario.issue.issue_id != issue_id:
+                continue
+            fields = tuple(f for f in ("amount", "charge_date") if f in scenario.facts_by_name)
+            for turn in range(4):
+                reply = customer.answer(scenario, (), fields, "", turn).reply
+                assert not any(w in reply.lower() for w in wrong), reply
+                if issue_id == "double_charge":
+                    assert re.search(r"\b(both|each|twice)\b", reply), reply
+                seen += 1
+        assert seen
+
+
+def test_the_expert_names_what_it_asks_for():
+    seed = seed_where(lambda s: len(s.intents) == 1 and len(s.expected.facts) >= 2)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, expert.expert_action(scenario, state, HARD))
+    action = expert.expert_action(scenario, state, HARD)
+    assert action.kind == "ask_for_more_info"
+    labels = [f.replace("_", " ") for f in action.fields]
+    assert action.text == f"Could you please share your {', '.join(labels[:-1])} and {labels[-1]}?"
+    assert expert.ask_message(["order_id"]) == "Could you please share your order id?"
 
 
 def test_safe_first_steps_of_an_escalation_are_credited():

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+from supportenv import content
 from supportenv.catalog import (
     ARTICLE_CATEGORY,
     ARTICLES,
@@ -18,7 +20,8 @@ from supportenv.catalog import (
     TIERS,
     TRAIN_TEMPLATES,
 )
-from supportenv.world import generate
+from supportenv.episode import sentiment_label
+from supportenv.world import generate, sounds_upset, starting_mood_range
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = "end_to_end_resolution"
@@ -85,6 +88,81 @@ def test_some_tickets_have_a_misleading_top_suggestion():
     for s in scenarios:
         for category, matches in s.kb_suggestions.items():
             assert all(ARTICLE_CATEGORY[a] == category and 0.0 < score <= 1.0 for a, _, score in matches)
+
+
+def _persona_line(message: str, lines, at_start: bool):
+    """The persona line (text, fits, note) a message opens or closes with."""
+    used = [
+        line
+        for line in lines
+        if line[0] and (message.lower().startswith(line[0].lower()) if at_start else message.endswith(line[0]))
+    ]
+    return max(used, key=lambda line: len(line[0]), default=None)
+
+
+def test_persona_lines_fit_the_issue_and_say_nothing_twice():
+    """No "Please fix." after a question, no "I've had enough:" before one, and no thanks in
+    advance twice. A message is judged as composed (before any typo)."""
+    kinds = {"fault": 0, "request": 0, "question": 0, "idea": 0}
+    for seed in range(3_000):
+        s = generate(HARD, "train", seed)
+        message = s.opening_message
+        issue_kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in s.intents}
+        opener = _persona_line(message, content.PERSONA_OPENERS[s.persona], at_start=True)
+        closer = _persona_line(message, content.PERSONA_CLOSERS[s.persona], at_start=False)
+        for line in (opener, closer):
+            if line:
+                assert issue_kinds <= set(line[1]), (line[0], message)
+        if opener and closer:
+            assert not (opener[2] and opener[2] == closer[2]), message
+        for kind in issue_kinds:
+            kinds[kind] += 1
+        if issue_kinds & {"question", "idea"}:
+            assert not re.search(r"Please fix\.|Fix it NOW|had enough|ridiculous|Unbelievable", message), message
+        assert len(re.findall(r"\bthank", message, re.IGNORECASE)) <= 1, message
+    assert all(kinds.values()), kinds
+
+
+def test_every_persona_has_lines_for_any_issue():
+    for lines in (*content.PERSONA_OPENERS.values(), *content.PERSONA_CLOSERS.values()):
+        assert any(set(fits) == set(content.ANY_KIND) and not note for _, fits, note in lines)
+    assert set(content.ANY_KIND) == {kind for _, _, kind in content.ISSUE_WORDS.values()}
+
+
+def test_a_mention_of_another_article_does_not_claim_it_is_about_this_problem():
+    titles = {a.title: a.article_id for a in ARTICLES}
+    pulled = 0
+    for seed in range(3_000):
+        s = generate("issue_classification", "train", seed)
+        quoted = re.findall(r'"([^"]+)"', s.opening_message)
+        if not quoted:
+            continue
+        assert not re.search(r"didn't help|sent me here|already read", s.opening_message), s.opening_message
+        pulled += quoted[0] in titles and s.kb_matches[0][0] == titles[quoted[0]]
+    assert pulled, "a mention still pulls keyword retrieval the wrong way sometimes"
+
+
+def test_upset_words_are_judged_as_words():
+    assert sounds_upset("How do I get my money back? I'm really unhappy with this purchase.")
+    assert sounds_upset("Someone hacked my account and changed my settings!")
+    assert sounds_upset("Right, I've had enough: it's broken")
+    assert not sounds_upset("The weather here has been awful all month.")
+    assert not sounds_upset("Shacked up with a worsted sweater")  # inside other words
+    calm = starting_mood_range("polite", "How long does shipping usually take?")
+    assert calm == (0.0, 0.3)
+    low, high = starting_mood_range("polite", "I'm really unhappy with this purchase.")
+    assert low < high < -0.2
+    assert starting_mood_range("angry", "Unbelievable!") == starting_mood_range("angry", "Hello")
+
+
+def test_upset_openings_start_frustrated_at_best():
+    upset = 0
+    for seed in range(3_000):
+        s = generate(HARD, "train", seed)
+        if sounds_upset(s.opening_message):
+            upset += 1
+            assert sentiment_label(s.initial_sentiment) in ("angry", "frustrated"), s.opening_message
+    assert upset > 100
 
 
 def test_refund_cap_policy_decides_escalation():

@@ -77,12 +77,21 @@ _STARTING_MOOD = {
 _ISSUE_OF_ARTICLE = {issue.article_id: issue.issue_id for issue in ISSUE_TYPES}
 _CATEGORY_OF_ARTICLE = {issue.article_id: issue.category for issue in ISSUE_TYPES}
 _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
-# Mentions of another topic: an article by its title, or a past issue in the customer's words.
+# Mentions of another topic: an article found while searching (by its title, not claimed to be
+# about this problem), or a past issue in the customer's words.
 _MISLEADING = (
-    'I already read your article "{title}", it didn\'t help.',
-    'Your FAQ page "{title}" sent me here.',
+    'I looked through your help pages (I found "{title}") but nothing covered this.',
+    'The closest thing I could find on your site was "{title}", which isn\'t quite my situation.',
 )
 _MISLEADING_PAST = "Last month I had a problem with {issue} too."
+# Words that no calm customer writes: a message with one starts the customer frustrated at best.
+_UPSET_RE = re.compile(
+    r"\b(?:unhappy|not happy|hacked|stolen|compromised|worst|unacceptable|furious|ridiculous|unbelievable"
+    r"|had enough|fed up|disappointed|disappointment|let me down|so annoying|losing money|sweet time"
+    r"|painfully|fix it now)\b",
+    re.IGNORECASE,
+)
+_UPSET_MOOD = (-0.45, -0.25)  # frustrated, by episode.sentiment_label
 
 
 @dataclass(frozen=True)
@@ -361,10 +370,35 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     return tuple(chosen)
 
 
+def sounds_upset(message: str) -> bool:
+    """Does the message use words of an upset customer ("unhappy", "hacked", "had enough")?"""
+    return _UPSET_RE.search(message) is not None
+
+
+def starting_mood_range(persona: str, message: str) -> tuple[float, float]:
+    """The range the starting sentiment is drawn from: the persona's, or at most frustrated
+    when the opening message sounds upset."""
+    low, high = _STARTING_MOOD.get(persona, (-0.4, 0.1))
+    upset_low, upset_high = _UPSET_MOOD
+    if high > upset_high and sounds_upset(message):
+        return min(low, upset_low), upset_high
+    return low, high
+
+
+def _persona_line(
+    lines: tuple[tuple[str, tuple[str, ...], str], ...], kinds: set[str], said: set[str], rng: random.Random
+) -> tuple[str, str]:
+    """A persona line (text, what it says) that fits every kind of issue in the message and
+    says nothing already said. Every persona has lines that fit anything."""
+    fitting = [(text, note) for text, fits, note in lines if kinds <= set(fits) and not (note and note in said)]
+    return rng.choice(fitting)
+
+
 def _compose_message(
     intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random
 ) -> tuple[str, tuple[str, ...]]:
     template_ids, bodies = [], []
+    said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     for issue in intents:
         held_out = split == "test" and rng.random() < P_HELD_OUT_TEMPLATE
         index = rng.randrange(TRAIN_TEMPLATES, len(issue.templates)) if held_out else rng.randrange(TRAIN_TEMPLATES)
@@ -384,18 +418,19 @@ def _compose_message(
             content.ISSUE_WORDS[_ISSUE_OF_ARTICLE[other.article_id]][0] if other.article_id in _ISSUE_OF_ARTICLE else ""
         )
         mentions = (*_MISLEADING, _MISLEADING_PAST) if past else _MISLEADING
-        body += " " + rng.choice(mentions).format(title=other.title, issue=past)
+        mention = rng.choice(mentions)
+        if mention in _MISLEADING:
+            said.add("searched")
+        body += " " + mention.format(title=other.title, issue=past)
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
         body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
-    opener = rng.choice(content.PERSONA_OPENERS[persona])
-    closer = rng.choice(content.PERSONA_CLOSERS[persona])
-    if opener.rstrip().endswith((",", ";")):
+    kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
+    opener, note = _persona_line(content.PERSONA_OPENERS[persona], kinds, said, rng)
+    closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
+    if opener and not opener.endswith(": "):
         body = _lower_first(body)
-    message = f"{opener}{body}{closer}".strip()
-    if rng.random() < P_TYPO:
-        message = _typo(message, rng)
-    return message, tuple(template_ids)
+    return f"{opener}{body}{closer}".strip(), tuple(template_ids)
 
 
 def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant) -> Expected:
@@ -443,10 +478,12 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
 
-    message, template_ids = _compose_message(intents, split, persona, rng)
+    meant, template_ids = _compose_message(intents, split, persona, rng)
+    message = _typo(meant, rng) if rng.random() < P_TYPO else meant
     low, high = _REVENUE[tier]
-    # The mood shown matches the words: angry customers start angry, polite ones calm.
-    low_mood, high_mood = _STARTING_MOOD.get(persona, (-0.4, 0.1))
+    # The mood shown matches the words (as meant, before any typo): angry customers start
+    # angry, polite ones calm, and upset words are not met with a neutral mood.
+    low_mood, high_mood = starting_mood_range(persona, meant)
     sentiment = round(rng.uniform(low_mood, high_mood), 2)
     return Scenario(
         task_id=task_id,
