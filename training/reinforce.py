@@ -9,13 +9,14 @@ carry a task one-hot):
 
 The kind (classify, ask, answer, assign, escalate, callback, resolve) comes from logits ``K x``; the
 macro-action within its kind from logits ``W x + sum_k theta_k R_k(x)``. ``x`` is the env's feature
-vector plus one derived block (`Featuriser`). ``R_k`` are eight *relational* features that tie each
-macro-action to the feature about the same thing, through the public catalog: classify or answer
-issue i <- the knowledge-base match score of issue i's article; answer issue i <- "the agent
-classified the ticket as i" and "i was answered already"; ask for field f <- "f is still missing"
-and "f was given"; assign department d <- "d is the classified issue's department" and "the ticket
-is with d already". Each has one weight per task (plus a shared one), so what is learned about one
-issue or field carries over to the others. Nothing here reads the hidden scenario.
+vector plus two derived blocks (`Featuriser`). ``R_k`` are nine *relational* features that tie
+each macro-action to the feature about the same thing, through the public catalog: classify or
+answer issue i <- the knowledge-base match score of issue i's article; answer issue i <- the same
+among the issues still unanswered, "the agent classified the ticket as i" and "i was answered";
+ask for field f <- "f is still missing" and "f was given"; assign department d <- "d is the
+classified issue's department" and "the ticket is with d already". Each has one weight per task
+(plus a shared one), so what is learned about one issue or field carries over to the others.
+Nothing here reads the hidden scenario.
 
 The learning signal
 -------------------
@@ -96,21 +97,38 @@ assert len(KIND_START) == len(KINDS), "every kind of macro-action must be one co
 
 
 class Featuriser:
-    """The env's feature vector (as float64) plus one derived block, ``kb_rel``: each knowledge-base
-    match score divided by the best one (1 for the top match). The raw scores are small (about
-    0.1-0.4) and close together; the ratio shows the retrieval ranking at a scale a linear policy
-    picks up quickly. A function of the public features only."""
+    """The env's feature vector (as float64) plus two derived blocks: ``kb_rel``, each knowledge-base
+    match score divided by the best one (1 for the top match), and ``kb_open``, the same over the
+    articles of issues not answered yet (1 for the best match still open), so that after one answer
+    the next issue the customer raised stands out. The raw scores are small (about 0.1-0.4) and
+    close together; the ratios show the retrieval ranking at a scale a linear policy picks up
+    quickly. A function of the public features only."""
 
     def __init__(self, encoder: FeatureEncoder) -> None:
         self.kb = encoder.slices["kb"]
         n_kb = self.kb.stop - self.kb.start
-        self.slices = {**encoder.slices, "kb_rel": slice(encoder.size, encoder.size + n_kb)}
-        self.size = encoder.size + n_kb
+        answered = encoder.slices["answered_issue"]
+        articles = [a.article_id for a in ARTICLES]
+        # For each article, the index in the features of "its issue was answered" (-1: no issue).
+        self._answered_of = np.full(n_kb, -1)
+        for n, issue in enumerate(ISSUE_TYPES):
+            self._answered_of[articles.index(issue.article_id)] = answered.start + n
+        self.slices = {
+            **encoder.slices,
+            "kb_rel": slice(encoder.size, encoder.size + n_kb),
+            "kb_open": slice(encoder.size + n_kb, encoder.size + 2 * n_kb),
+        }
+        self.size = encoder.size + 2 * n_kb
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         kb = x[self.kb].astype(np.float64)
         top = kb.max()
-        return np.concatenate([x.astype(np.float64), kb / top if top > 0 else kb])
+        answered = np.where(self._answered_of >= 0, x[np.maximum(self._answered_of, 0)], 0.0)
+        open_kb = kb * (answered == 0)
+        top_open = open_kb.max()
+        return np.concatenate(
+            [x.astype(np.float64), kb / top if top > 0 else kb, open_kb / top_open if top_open > 0 else open_kb]
+        )
 
 
 def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -118,6 +136,7 @@ def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
     macro-action act[j] the value of feature src[j]."""
     articles = [a.article_id for a in ARTICLES]
     issue_article = np.array([slices["kb_rel"].start + articles.index(i.article_id) for i in ISSUE_TYPES])
+    open_article = np.array([slices["kb_open"].start + articles.index(i.article_id) for i in ISSUE_TYPES])
     classify = np.array([macro_index(f"classify:{i.issue_id}") for i in ISSUE_TYPES])
     answer = np.array([macro_index(f"answer:{i.issue_id}") for i in ISSUE_TYPES])
     ask = np.array([macro_index(f"ask:{f}") for f in REQUESTABLE_FIELDS])
@@ -126,6 +145,7 @@ def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
     return [
         (classify, issue_article),
         (answer, issue_article),
+        (answer, open_article),
         (answer, slices["issue_type"].start + issues),
         (answer, slices["answered_issue"].start + issues),
         (ask, slices["checklist_missing"].start + fields),
