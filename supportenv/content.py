@@ -1408,7 +1408,12 @@ REACTIONS = {
     "partly_solved": (
         "Thanks, that helps with {issue}, but I still need help with {remaining}.",
         "Okay, that covers {issue}. What about {remaining}?",
-        "That's {issue} dealt with, thanks, but {remaining} is still a problem.",
+        "That's {issue} dealt with, thanks, but I still need help with {remaining}.",
+    ),
+    "partly_solved_handover": (
+        "Thanks, that helps with {issue}. I'll wait to hear about {remaining}.",
+        "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",
+        "That's {issue} dealt with, thanks. I'll wait for the team on {remaining}.",
     ),
     "missing_facts": (
         "Don't you need my {fact} to sort this out?",
@@ -1425,6 +1430,11 @@ REACTIONS = {
         "Which steps do you mean? Can you tell me what to do?",
         "I'd rather you just told me what to do.",
         "Could you explain it here instead of pointing me to an article?",
+    ),
+    "follow_up": (
+        "Great, thanks.",
+        "Okay, noted, thank you.",
+        "Thanks for confirming.",
     ),
     "repeated_answer": (
         "You already told me that.",
@@ -1454,10 +1464,20 @@ REACTIONS = {
         "Hang on, you haven't actually helped me with {issue} yet.",
     ),
     "escalated": (
+        "Thank you, that's reassuring. I'll look out for the specialist's reply.",
+        "Great, thanks for getting a specialist on it so quickly.",
+        "Thanks a lot, I feel better knowing someone is on it.",
+    ),
+    "escalated_plain": (
         "Okay, I'll wait for the specialist.",
         "Thanks, I hope they can help quickly.",
         "Okay, thank you. I'll wait to hear from them.",
         "Alright, I'll keep an eye out for their reply.",
+    ),
+    "escalated_grudging": (
+        "Fine. I just hope they're quicker than this.",
+        "Okay. I'll wait, but I expect to hear from them soon.",
+        "Right. Let's hope the specialist actually sorts it out.",
     ),
     "callback": (
         "A call would be great, thank you.",

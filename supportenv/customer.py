@@ -70,7 +70,8 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
             parts.append(_pick(f"{ticket}|{step}|{name}", _fact_replies(scenario, name)).format(value))
     sentences = []
     if parts:
-        sentences.append(_capitalise(", and ".join(parts)) + ".")
+        # Two facts to a sentence, as people write them ("It's X and the order is Y. ...").
+        sentences += [_capitalise(spoken_list(parts[i : i + 2])) + "." for i in range(0, len(parts), 2)]
     if repeated:
         sentences.append(_pick(f"{ticket}|{step}", content.REPEAT_REPLIES))
     for name in unknown:
@@ -111,7 +112,12 @@ def solved_reply(issue_id: str, mood: str) -> str:
     """The kind of reply to a right answer to the customer's last open issue: it fits the
     answer (steps to take, a promise, information) and the mood the customer shows after
     it (a sentiment label): glad if satisfied, plain if neutral, grudging if still annoyed."""
-    kind = "solved_" + content.ISSUE_WORDS[issue_id][1]
+    return in_mood("solved_" + content.ISSUE_WORDS[issue_id][1], mood)
+
+
+def in_mood(kind: str, mood: str) -> str:
+    """The variant of reply `kind` for the mood the customer shows after it (a sentiment label):
+    glad if satisfied, plain if neutral, grudging if still annoyed."""
     if mood in ("angry", "frustrated"):
         return kind + "_grudging"
     return kind if mood == "satisfied" else kind + "_plain"

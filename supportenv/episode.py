@@ -9,6 +9,7 @@ their keys in `supportenv.replay`; grading happens afterwards, on the finished t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
@@ -20,7 +21,7 @@ from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
 from supportenv.text import is_polite, is_rude, judge
-from supportenv.world import Scenario
+from supportenv.world import Scenario, tokenize
 
 
 @dataclass
@@ -205,9 +206,13 @@ def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
     )
 
 
+# Field names that do not read as words once their underscores are spaces.
+_FACT_WORDS = {"card_last_four": "card's last four digits"}
+
+
 def fact_label(name: str) -> str:
     """A fact's name as the customer and the feedback say it: "order_id" -> "order id"."""
-    return name.replace("_", " ")
+    return _FACT_WORDS.get(name) or name.replace("_", " ")
 
 
 def last_customer_message(history: list[tuple[str, str, int]]) -> str:
@@ -443,15 +448,62 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     # What is still open for the customer: unanswered issues, and escalations not yet begun.
     waiting = left + ([] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers])
     if waiting:
-        words = customer.issue_words(newly)
+        # "Thanks, but I still need help with ..." is not a satisfied customer's line.
+        turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
+        # What is left only waits for a hand-over this answer announces: the customer waits for it.
+        announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
         reply = customer.react(
-            "partly_solved", scenario, state.step, issue=words, remaining=customer.issue_words(waiting)
+            "partly_solved_handover" if announced else "partly_solved",
+            scenario,
+            state.step,
+            issue=customer.issue_words(newly),
+            remaining=customer.issue_words(waiting),
         )
     else:
         mood = sentiment_label(state.sentiment + turn.sentiment)
         reply = customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
-    # An answer that ends by offering something gets its yes.
-    return f"Yes, please. {reply}" if action.text.rstrip().endswith("?") else reply
+    # An answer that asks the customer something gets its answer first.
+    question = _last_question(action.text)
+    return f"{_yes_to(question)} {reply}" if question else reply
+
+
+# Words that tell the customer a colleague or specialist team will take something over.
+_HANDOVER_RE = re.compile(
+    r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed)? (?:it|this|that|them)? ?over|"
+    r"pass(?:ing|ed)? (?:it|this|that|them|your [\w-]+(?: [\w-]+)?(?: request)?) on|(?:security|billing|accounts|"
+    r"technical|privacy) team)\b",
+    re.IGNORECASE,
+)
+# The highest mood of a customer with an issue still open: neutral (see sentiment_label).
+_STILL_WAITING_MOOD = 0.35
+# Share of an earlier answer's words a message must repeat to be that answer again.
+_REPEAT_OVERLAP = 0.6
+
+
+def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
+    """Whether `text` says again what one of the agent's earlier messages said (most of its words)."""
+    words = set(tokenize(text))
+    for speaker, earlier, _ in state.history[:-1]:
+        if speaker == "agent":
+            before = set(tokenize(earlier))
+            if words and before and len(words & before) >= _REPEAT_OVERLAP * min(len(words), len(before)):
+                return True
+    return False
+
+
+# What a customer says first to an answer that ends by asking it something: an offer gets a
+# yes, a request to check something a confirmation.
+_OFFER_RE = re.compile(r"\b(?:would you like|shall i|do you want|want me to|if you like|if you'd like)\b", re.I)
+
+
+def _last_question(text: str) -> str:
+    """The answer's last sentence that asks something, or ""."""
+    questions = re.findall(r"[^.!?]*\?", text)
+    return questions[-1] if questions else ""
+
+
+def _yes_to(question: str) -> str:
+    return "Yes, please." if _OFFER_RE.search(question) else "Yes, that's right."
 
 
 # An answer this short that cites the right article is a pointer, not an explanation.
@@ -486,6 +538,11 @@ def _respond_without_solving(
             turn.notes.append("good first steps; policy still requires escalating this issue")
             return customer.react(tone or "interim", scenario, state.step)
     if solves:
+        if not _repeats_an_answer(state, action.text):
+            # New words about an issue already answered (a confirmation, a detail): harmless,
+            # and a step the efficiency component counts, not a repeat to charge.
+            turn.notes.append("that issue was already answered: nothing new to solve")
+            return customer.react(tone or "follow_up", scenario, state.step)
         turn.add("respond_repeat")
         turn.mood(-0.05, -1)
         return customer.react(tone or "repeated_answer", scenario, state.step)
@@ -576,7 +633,11 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         state.violations.append("needless_escalation")
         if told:
             turn.mood(-0.2, -1)
-    return customer.react("escalated", scenario, state.step) if told else ""
+    if not told:
+        return ""
+    return customer.react(
+        customer.in_mood("escalated", sentiment_label(state.sentiment + turn.sentiment)), scenario, state.step
+    )
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

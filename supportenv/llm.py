@@ -126,8 +126,9 @@ _TRIAGE_RULE = (
     "priority of its most severe issue (an issue the customer only mentions from the past does not count)."
 )
 _HANDLING_RULE = (
-    " Handle every issue: answer what you can solve (one answer may cover several issues), route and "
-    "escalate what policy requires. Facts come "
+    " Handle every issue: answer what you can solve (one answer may cover several issues: say each "
+    "solution in words and cite the article of one of them), route and escalate what policy requires; "
+    "safe first steps for an issue you must escalate may come before the escalation. Facts come "
     "only from the customer: ask for them by field name. The customer reads your questions, answers and "
     "escalation reasons (never department notes), and they are judged for tone."
 )

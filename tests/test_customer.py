@@ -193,7 +193,7 @@ def test_internal_routing_and_silent_escalations_get_no_reply():
 
 
 def _solved_kinds(mood: str) -> list[str]:
-    solved = [k for k in content.REACTIONS if k.startswith("solved_")]
+    solved = [k for k in content.REACTIONS if k.startswith(("solved_", "escalated"))]
     if mood in ("plain", "grudging"):
         return [k for k in solved if k.endswith("_" + mood)]
     return [k for k in solved if not k.endswith(("_plain", "_grudging"))]
@@ -205,7 +205,8 @@ def test_words_match_the_mood_shown():
     glad, plain, grudging = (_pattern(*_solved_kinds(m)) for m in ("glad", "plain", "grudging"))
     seen = set()
     for _, _, _, after in _mixed_steps(150):
-        reply, label = _reply_now(after).removeprefix("Yes, please. "), sentiment_label(after.sentiment)
+        reply = _reply_now(after).removeprefix("Yes, please. ").removeprefix("Yes, that's right. ")
+        label = sentiment_label(after.sentiment)
         if glad.fullmatch(reply):
             assert label == "satisfied", (reply, label)
         if plain.fullmatch(reply):
@@ -287,3 +288,62 @@ def test_safe_first_steps_of_an_escalation_are_credited():
         results.append(step(scenario, state, action))
     assert "respond_interim" in dict(results[at].breakdown) and results[at].reward > 0
     assert grade_state(scenario, state).passed
+
+
+def test_a_customer_with_an_issue_still_open_is_not_shown_satisfied():
+    """ "Thanks, but I still need help with ..." comes with a neutral label at best."""
+    partly = _pattern("partly_solved")
+    seen = 0
+    for _, _, _, after in _mixed_steps(300):
+        if partly.fullmatch(_reply_now(after).removeprefix("Yes, please. ").removeprefix("Yes, that's right. ")):
+            seen += 1
+            assert sentiment_label(after.sentiment) != "satisfied"
+    assert seen
+
+
+def test_a_follow_up_on_an_answered_issue_is_not_a_repeat():
+    """From audit round 7: confirming an offer the customer accepted is not "you said that before";
+    saying the same answer again is."""
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and not s.expected.facts)
+    scenario, state = new_episode(HARD, "train", seed)
+    plan = [expert.expert_action(scenario, state, HARD)]
+    step(scenario, state, plan[0])
+    answer = expert.expert_action(scenario, state, HARD)
+    step(scenario, state, answer._replace(text=answer.text + " Would you like me to send you a summary?"))
+    assert _reply_now(state).startswith("Yes, please.")
+    issue = scenario.issue
+    follow_up = step(scenario, state, respond(f"Done, as promised: we {issue.solution_phrases[0]}. Anything else?"))
+    assert "respond_repeat" not in dict(follow_up.breakdown) and follow_up.reward == 0.0
+    assert "already answered" in follow_up.observation.last_action_feedback
+    again = step(scenario, state, answer)
+    assert dict(again.breakdown).get("respond_repeat") == -0.1
+
+
+def test_a_question_in_an_answer_gets_its_answer():
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and not s.expected.facts)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, expert.expert_action(scenario, state, HARD))
+    answer = expert.expert_action(scenario, state, HARD)
+    step(scenario, state, answer._replace(text=answer.text + " Could you double-check that your address is right?"))
+    assert _reply_now(state).startswith("Yes, that's right. ")
+
+
+def test_several_facts_come_two_to_a_sentence():
+    seed = seed_where(lambda s: sum(f in s.facts_by_name for f in REQUESTABLE_FIELDS) >= 4)
+    scenario, state = new_episode(HARD, "train", seed)
+    fields = tuple(f for f in REQUESTABLE_FIELDS if f in scenario.facts_by_name)[:4]
+    step(scenario, state, ask(*fields))
+    reply = _reply_now(state)
+    assert ", and" not in reply and reply.count(".") >= 2, reply
+
+
+def test_an_announced_hand_over_is_waited_for_not_asked_about():
+    """From audit round 7: after an answer that says the other issue goes to a specialist, the
+    customer waits for it rather than saying it still needs help with it."""
+    seed = seed_where(lambda s: len(s.intents) == 2 and len(s.expected.solvable) == 1 and s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    while (action := expert.expert_action(scenario, state, HARD)).kind != "respond_with_solution":
+        step(scenario, state, action)
+    step(scenario, state, action._replace(text=action.text + " I'll pass the rest on to a specialist next."))
+    assert re.fullmatch(_pattern("partly_solved_handover"), _reply_now(state)), _reply_now(state)

@@ -9,14 +9,14 @@ carry a task one-hot):
 
 The kind (classify, ask, answer, assign, escalate, callback, resolve) comes from logits ``K x``; the
 macro-action within its kind from logits ``W x + sum_k theta_k R_k(x)``. ``x`` is the env's feature
-vector plus two derived blocks (`Featuriser`). ``R_k`` are nine *relational* features that tie
+vector plus three derived blocks (`Featuriser`). ``R_k`` are ten *relational* features that tie
 each macro-action to the feature about the same thing, through the public catalog: classify or
 answer issue i <- the knowledge-base match score of issue i's article; answer issue i <- the same
 among the issues still unanswered, "the agent classified the ticket as i" and "i was answered";
-ask for field f <- "f is still missing" and "f was given"; assign department d <- "d is the
-classified issue's department" and "the ticket is with d already". Each has one weight per task
-(plus a shared one), so what is learned about one issue or field carries over to the others.
-Nothing here reads the hidden scenario.
+ask for field f <- "f is still missing", "an article in view needs f" and "f was given"; assign
+department d <- "d is the classified issue's department" and "the ticket is with d already". Each
+has one weight per task (plus a shared one), so what is learned about one issue or field carries
+over to the others. Nothing here reads the hidden scenario.
 
 The learning signal
 -------------------
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from supportenv.catalog import ARTICLES, DEPARTMENTS, ISSUE_TYPES, REQUESTABLE_FIELDS
+from supportenv.catalog import ARTICLE_NEEDS, ARTICLES, DEPARTMENTS, ISSUE_TYPES, REQUESTABLE_FIELDS
 from supportenv.gym import MACRO_ACTIONS, N_MACRO_ACTIONS, FeatureEncoder, SupportFeatureEnv, macro_index
 from supportenv.tasks import TASK_IDS
 
@@ -97,28 +97,35 @@ assert len(KIND_START) == len(KINDS), "every kind of macro-action must be one co
 
 
 class Featuriser:
-    """The env's feature vector (as float64) plus two derived blocks: ``kb_rel``, each knowledge-base
-    match score divided by the best one (1 for the top match), and ``kb_open``, the same over the
+    """The env's feature vector (as float64) plus three derived blocks: ``kb_rel``, each knowledge-base
+    match score divided by the best one (1 for the top match); ``kb_open``, the same over the
     articles of issues not answered yet (1 for the best match still open), so that after one answer
-    the next issue the customer raised stands out. The raw scores are small (about 0.1-0.4) and
+    the next issue the customer raised stands out; and ``open_needs``, the fields the articles in
+    view (``kb_open`` at least 0.5) need and the customer has not given. The raw scores are small (about 0.1-0.4) and
     close together; the ratios show the retrieval ranking at a scale a linear policy picks up
     quickly. A function of the public features only."""
 
     def __init__(self, encoder: FeatureEncoder) -> None:
         self.kb = encoder.slices["kb"]
+        self.revealed = encoder.slices["revealed"]
         n_kb = self.kb.stop - self.kb.start
+        n_fields = len(REQUESTABLE_FIELDS)
         answered = encoder.slices["answered_issue"]
         articles = [a.article_id for a in ARTICLES]
-        # For each article, the index in the features of "its issue was answered" (-1: no issue).
+        # For each article, the index in the features of "its issue was answered" (-1: no issue),
+        # and the fields it needs (ARTICLE_NEEDS, as the prompt states them).
         self._answered_of = np.full(n_kb, -1)
         for n, issue in enumerate(ISSUE_TYPES):
             self._answered_of[articles.index(issue.article_id)] = answered.start + n
+        self._needs = np.array([[f in ARTICLE_NEEDS[a] for f in REQUESTABLE_FIELDS] for a in articles], dtype=float)
+        start = encoder.size
         self.slices = {
             **encoder.slices,
-            "kb_rel": slice(encoder.size, encoder.size + n_kb),
-            "kb_open": slice(encoder.size + n_kb, encoder.size + 2 * n_kb),
+            "kb_rel": slice(start, start + n_kb),
+            "kb_open": slice(start + n_kb, start + 2 * n_kb),
+            "open_needs": slice(start + 2 * n_kb, start + 2 * n_kb + n_fields),
         }
-        self.size = encoder.size + 2 * n_kb
+        self.size = start + 2 * n_kb + n_fields
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         kb = x[self.kb].astype(np.float64)
@@ -126,9 +133,14 @@ class Featuriser:
         answered = np.where(self._answered_of >= 0, x[np.maximum(self._answered_of, 0)], 0.0)
         open_kb = kb * (answered == 0)
         top_open = open_kb.max()
-        return np.concatenate(
-            [x.astype(np.float64), kb / top if top > 0 else kb, open_kb / top_open if top_open > 0 else open_kb]
+        open_rel = open_kb / top_open if top_open > 0 else open_kb
+        # The fields that the articles still in view (at least half the best open match) need and
+        # the customer has not given.
+        in_view = open_rel >= 0.5
+        needs = (self._needs[in_view].max(axis=0) if in_view.any() else np.zeros(self._needs.shape[1])) * (
+            x[self.revealed] == 0
         )
+        return np.concatenate([x.astype(np.float64), kb / top if top > 0 else kb, open_rel, needs])
 
 
 def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -149,6 +161,7 @@ def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
         (answer, slices["issue_type"].start + issues),
         (answer, slices["answered_issue"].start + issues),
         (ask, slices["checklist_missing"].start + fields),
+        (ask, slices["open_needs"].start + fields),
         (ask, slices["revealed"].start + fields),
         (assign, slices["issue_department"].start + depts),
         (assign, slices["department"].start + depts),
