@@ -1149,6 +1149,19 @@ PRODUCTS = (
     "water bottle",
 )
 
+# Two issues that each need an order id are about one order on one ticket (the customer gives
+# one), so only these pairs, which one order can have at once, share a ticket.
+ONE_ORDER_PAIRS = frozenset(
+    frozenset(pair)
+    for pair in (
+        ("damaged_item", "refund_request"),
+        ("damaged_item", "return_label"),
+        ("wrong_item", "refund_request"),
+        ("wrong_item", "return_label"),
+        ("lost_package", "refund_request"),
+    )
+)
+
 MULTI_ISSUE_JOINERS = (
     " Also, ",
     " On top of that, ",
@@ -1408,12 +1421,12 @@ REACTIONS = {
     "partly_solved": (
         "Thanks, that helps with {issue}, but I still need help with {remaining}.",
         "Okay, that covers {issue}. What about {remaining}?",
-        "That's {issue} dealt with, thanks, but I still need help with {remaining}.",
+        "Thanks for the help with {issue}. I still need help with {remaining}, though.",
     ),
     "partly_solved_handover": (
         "Thanks, that helps with {issue}. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",
-        "That's {issue} dealt with, thanks. I'll wait for the team on {remaining}.",
+        "Thanks for the help with {issue}. I'll wait for the team on {remaining}.",
     ),
     "missing_facts": (
         "Don't you need my {fact} to sort this out?",

@@ -8,6 +8,7 @@ by a stable hash of (ticket, step, what was asked), never by a random generator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from hashlib import blake2b as _blake2b
@@ -38,9 +39,16 @@ def _pick(key: str, options: tuple[str, ...]) -> str:
     return options[int.from_bytes(hasher.digest(), "big") % len(options)]
 
 
+# Each field's words as whole words ("sum" is not in "summary").
+_FIELD_WORDS = {
+    name: re.compile("|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for w in words)) for name, words in FACT_SYNONYMS.items()
+}
+
+
 def fields_in_question(question: str) -> tuple[str, ...]:
+    """The facts a free-text question asks for, by the words people use for them."""
     lower = question.lower()
-    return tuple(name for name, words in FACT_SYNONYMS.items() if any(w in lower for w in words))
+    return tuple(name for name, words in _FIELD_WORDS.items() if words.search(lower))
 
 
 def _capitalise(text: str) -> str:

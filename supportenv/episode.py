@@ -402,6 +402,20 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     return got.reply
 
 
+def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    """An answer, and the customer's reply to it: facts an answer's question asks for come first,
+    as a customer answers a direct question (they count as given, without an ask's reward)."""
+    reply = _respond(scenario, state, action, turn)
+    question = _last_question(action.text)
+    asked = customer.fields_in_question(question) if question else ()
+    if not asked:
+        return reply
+    got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
+    state.revealed.extend(got.revealed)
+    turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
+    return f"{got.reply} {reply}"
+
+
 def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("agent", action.text, state.step))
     state.responses += 1
@@ -462,16 +476,15 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     else:
         mood = sentiment_label(state.sentiment + turn.sentiment)
         reply = customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
-    # An answer that asks the customer something gets its answer first.
-    question = _last_question(action.text)
-    return f"{_yes_to(question)} {reply}" if question else reply
+    # An answer that offers something or asks for a confirmation gets its yes first.
+    yes = _yes_to(_last_question(action.text))
+    return f"{yes} {reply}" if yes else reply
 
 
 # Words that tell the customer a colleague or specialist team will take something over.
 _HANDOVER_RE = re.compile(
-    r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed)? (?:it|this|that|them)? ?over|"
-    r"pass(?:ing|ed)? (?:it|this|that|them|your [\w-]+(?: [\w-]+)?(?: request)?) on|(?:security|billing|accounts|"
-    r"technical|privacy) team)\b",
+    r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed|s)?\b.{0,30}\bover|pass(?:ing|ed|es)?\b.{0,40}\b(?:on|to)|"
+    r"teams?)\b",
     re.IGNORECASE,
 )
 # The highest mood of a customer with an issue still open: neutral (see sentiment_label).
@@ -502,7 +515,19 @@ def _last_question(text: str) -> str:
     return questions[-1] if questions else ""
 
 
+# Questions that only check in ("anything else?", "does that help?"): the reply itself answers them.
+_CHECK_IN_RE = re.compile(
+    r"\b(?:anything else|does (?:this|that) help|(?:make|makes) sense|is (?:that|this) (?:ok|okay|clear)|"
+    r"any (?:other |more )?questions|help with anything)\b",
+    re.IGNORECASE,
+)
+
+
 def _yes_to(question: str) -> str:
+    """What the customer says first to the question an answer ends with: "" when there is none,
+    it only checks in, or it asks for facts (answered with the facts, see _respond)."""
+    if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
+        return ""
     return "Yes, please." if _OFFER_RE.search(question) else "Yes, that's right."
 
 
@@ -708,7 +733,7 @@ _OFF_TRIAGE = frozenset(ACTION_KINDS) - {"classify_issue", "mark_resolved"}
 _HANDLERS = {
     "classify_issue": _classify,
     "ask_for_more_info": _ask,
-    "respond_with_solution": _respond,
+    "respond_with_solution": _respond_and_answer_questions,
     "suggest_knowledge_base": _suggest,
     "assign_department": _assign,
     "escalate_to_human": _escalate,

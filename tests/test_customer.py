@@ -347,3 +347,25 @@ def test_an_announced_hand_over_is_waited_for_not_asked_about():
         step(scenario, state, action)
     step(scenario, state, action._replace(text=action.text + " I'll pass the rest on to a specialist next."))
     assert re.fullmatch(_pattern("partly_solved_handover"), _reply_now(state)), _reply_now(state)
+
+
+def test_an_answer_that_asks_for_a_fact_gets_it_and_a_check_in_gets_no_yes():
+    """From audit round 8: "could you tell me the email on your account?" inside an answer gets
+    the email (counted as given); "anything else I can help with?" gets no "Yes, that's right"."""
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 1
+            and not s.expected.escalate
+            and not s.expected.facts
+            and "account_email" in s.facts_by_name
+            and s.facts_by_name["account_email"] not in s.opening_message
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, expert.expert_action(scenario, state, HARD))
+    answer = expert.expert_action(scenario, state, HARD)
+    result = step(scenario, state, answer._replace(text=answer.text + " Is there anything else I can help with?"))
+    assert result.reward > 0 and not _reply_now(state).startswith("Yes"), _reply_now(state)
+    step(scenario, state, respond("By the way, could you tell me the email address on your account?"))
+    assert "account_email" in state.revealed and scenario.facts_by_name["account_email"] in _reply_now(state)
+    assert customer.fields_in_question("Would you like a summary?") == ()  # "sum" is not in "summary"

@@ -46,6 +46,9 @@ def test_ten_thousand_hard_train_tickets_are_varied_and_cover_everything():
     assert all(s.tier == "enterprise" for s in scenarios if len(s.intents) == 3)
     for s in scenarios:
         assert len({i.department for i in s.intents}) == len({i.category for i in s.intents}) == len(s.intents)
+        # From audit round 8: one order cannot be both still on its way and a refund to claim.
+        ordered = [i.issue_id for i in s.intents if "order_id" in i.required_facts]
+        assert len(ordered) < 2 or frozenset(ordered) in content.ONE_ORDER_PAIRS, ordered
 
 
 def test_triage_tickets_raise_one_issue_and_handed_over_ones_two():

@@ -358,6 +358,15 @@ _INTENT_COUNTS = {
 }
 
 
+def _fit_together(issue: IssueType, other: IssueType) -> bool:
+    """Whether one customer plausibly raises both on one ticket: different teams' topics, and
+    not two different stories about the one order it gives."""
+    if issue.department == other.department or issue.category == other.category:
+        return False
+    both_orders = "order_id" in issue.required_facts and "order_id" in other.required_facts
+    return not both_orders or frozenset((issue.issue_id, other.issue_id)) in content.ONE_ORDER_PAIRS
+
+
 def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueType, ...]:
     """The ticket's issues, the primary first; each further one for another department than
     those before it, as two issues a customer raises together are rarely one team's topic."""
@@ -365,7 +374,7 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
-        if all(issue.department != other.department and issue.category != other.category for other in chosen):
+        if all(_fit_together(issue, other) for other in chosen):
             chosen.append(issue)
     return tuple(chosen)
 
