@@ -50,7 +50,7 @@ soak: $(STAMP)
 	$(PY) benchmarks/soak.py --clients $(SOAK_CLIENTS) --seconds $(SOAK_SECONDS) $(if $(SOAK_JSON),--json $(SOAK_JSON))
 
 # Learnability: REINFORCE with a value baseline on SupportEnvFeatures-v0, trained on `train`, curves on
-# `validation`, final scores on held-out `test` (training/). About 6 minutes on 2 cores.
+# `validation`, final scores on held-out `test` (training/). About 8 minutes on 2 cores.
 train: $(STAMP)
 	$(PY) -m training --seeds 5 --workers 2 --out docs
 

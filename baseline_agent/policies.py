@@ -38,6 +38,7 @@ from supportenv.catalog import (
 )
 from supportenv.episode import EpisodeState, Observation, step
 from supportenv.replay import new_episode
+from supportenv.text import message_parts
 from supportenv.world import Scenario, kb_matches, raise_priority
 
 
@@ -121,14 +122,6 @@ _SECURITY = ("account_takeover", "two_factor_lost", "data_deletion")
 _OUTAGES = ("error_403", "service_outage", "integration_failure")
 
 
-# Where a customer turns to another issue ("Also, ...", "Separately, ...").
-_NEXT_ISSUE_RE = re.compile(
-    r"\b(?:also|on top of that|another thing|while i'm here|separately|one other thing)\b[,:]?", re.IGNORECASE
-)
-# A sentence about the past or about an article read is not an issue to handle now.
-_NOT_CURRENT_RE = re.compile(r"[^.!?]*\b(?:last month|your article|faq page)\b[^.!?]*[.!?]?", re.IGNORECASE)
-
-
 class RulePolicy(_Base):
     name = "rule"
 
@@ -156,9 +149,7 @@ class RulePolicy(_Base):
         """The issues a message raises, in order: one per part where the customer turns to
         another topic, each of another category than those before it."""
         issues: list[str] = []
-        for part in _NEXT_ISSUE_RE.split(_NOT_CURRENT_RE.sub(" ", text)):
-            if not part.strip():
-                continue
+        for part in message_parts(text):
             issue = cls.guess_issue(part)
             if not issues or all(_CATEGORY_OF[issue] != _CATEGORY_OF[i] for i in issues):
                 issues.append(issue)

@@ -597,3 +597,19 @@ def judge(
             "personalised": any(v and v.lower() in lower for v in fact_values),
         },
     )
+
+
+# Where a customer turns to another issue ("Also, ...", "Separately, ..."), and sentences about the
+# past or an article read, which raise nothing to handle now.
+_NEXT_ISSUE_RE = re.compile(
+    r"\b(?:also|on top of that|another thing|while i'm here|separately|one other thing)\b[,:]?", re.IGNORECASE
+)
+_NOT_CURRENT_RE = re.compile(
+    r"[^.!?]*\b(?:last month|help pages|on your site|your article|faq page)\b[^.!?]*[.!?]?", re.IGNORECASE
+)
+
+
+def message_parts(text: str) -> list[str]:
+    """A customer's message cut where it turns to another issue, without the sentences about the
+    past or about articles read: a reader's first guess at the issues it raises, in order."""
+    return [part for part in _NEXT_ISSUE_RE.split(_NOT_CURRENT_RE.sub(" ", text)) if part.strip()]

@@ -38,7 +38,11 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
   scaled to unit length.
 - ``kb`` (33): each article's score in the encoder's own keyword search of the public knowledge
   base over the customer's opening message (0 when not matched; the observation's suggestions
-  come only once the ticket is classified).
+  come only once the ticket is classified); ``kb_first`` (33) and ``kb_rest`` (33): the same search
+  over the part of the opening message that raises its first issue, and the best score over the
+  parts after it (`text.message_parts` cuts it where the customer turns to another issue);
+  ``kb_latest`` (33): the same search over the latest
+  customer message, when it is not the opening one (a reply naming what is still wrong, say).
 - ``tier`` (3), ``sentiment`` (1, the score in [-1, 1]), ``sentiment_label`` (4).
 - ``progress`` (3): step / max_steps, no step taken yet, only one step left.
 - ``classified`` (1), ``category`` (6), ``issue_type`` (25): the agent's triage so far.
@@ -85,6 +89,7 @@ from supportenv.catalog import (
 )
 from supportenv.episode import Observation
 from supportenv.tasks import TASKS
+from supportenv.text import message_parts
 from supportenv.world import kb_matches
 
 DEFAULT_BUCKETS = 512
@@ -227,6 +232,21 @@ _TASK_IDS = tuple(t.task_id for t in TASKS)
 _ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 
 
+@lru_cache(maxsize=4096)  # one per ticket, reused at every step of its episode
+def _kb_by_part(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The search over the first part of the message (text.message_parts: the issue it raises
+    first) and the best score of each article over the other parts (the issues raised after)."""
+    parts = message_parts(text) or [text]
+    first, rest = np.zeros(len(_ARTICLE_IDS), dtype=np.float32), np.zeros(len(_ARTICLE_IDS), dtype=np.float32)
+    for n, part in enumerate(parts):
+        into = first if n == 0 else rest
+        for article_id, score in _kb_search(part):
+            i = _ARTICLE_IDS.index(article_id)
+            into[i] = max(into[i], min(1.0, max(0.0, score)))
+    first.flags.writeable = rest.flags.writeable = False
+    return first, rest
+
+
 @lru_cache(maxsize=4096)  # one search per ticket, reused at every step of its episode
 def _kb_search(text: str) -> tuple[tuple[str, float], ...]:
     """Every article's keyword score against `text` (the public knowledge base, searched by the
@@ -293,6 +313,9 @@ class FeatureEncoder:
             ("task", _TASK_IDS),
             ("words", tuple(str(i) for i in range(n_buckets))),
             ("kb", _ARTICLE_IDS),
+            ("kb_first", _ARTICLE_IDS),
+            ("kb_rest", _ARTICLE_IDS),
+            ("kb_latest", _ARTICLE_IDS),
             ("tier", TIERS),
             ("sentiment", ("score",)),
             ("sentiment_label", SENTIMENT_LABELS),
@@ -350,6 +373,12 @@ class FeatureEncoder:
         opening = next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message)
         for article_id, score in _kb_search(opening):
             self._set(x, "kb", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
+        first, rest = _kb_by_part(opening)
+        x[self.slices["kb_first"]] = first
+        x[self.slices["kb_rest"]] = rest
+        if obs.customer_message != opening:  # a later reply, say one naming what is still wrong
+            for article_id, score in _kb_search(obs.customer_message):
+                self._set(x, "kb_latest", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
         if obs.customer_tier in TIERS:
             self._set(x, "tier", TIERS.index(obs.customer_tier))
         self._set(x, "sentiment", 0, min(1.0, max(-1.0, obs.sentiment_score)))
