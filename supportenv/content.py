@@ -1029,7 +1029,7 @@ PERSONA_OPENERS = {
     "angry": (
         ("This is ridiculous: ", (FAULT,), ""),
         ("Unbelievable, ", (FAULT,), ""),
-        ("I am absolutely fed up with this company: ", (FAULT, REQUEST), ""),
+        ("I am absolutely fed up with this company: ", (FAULT,), ""),
         ("Seriously, ", (FAULT, REQUEST, QUESTION), ""),
         ("Right, I've had enough: ", (FAULT,), ""),
         ("I'll keep this short: ", ANY_KIND, ""),
@@ -1455,9 +1455,16 @@ REACTIONS = {
         "I know, you mentioned that already.",
     ),
     "interim": (
-        "Okay, thank you.",
         "Thanks for acting so quickly.",
         "Alright, thanks. That's a relief.",
+    ),
+    "interim_plain": (
+        "Okay, thank you.",
+        "Okay, I'll start with that, thanks.",
+    ),
+    "interim_grudging": (
+        "Fine, I'll do that. I hope the specialist is quicker.",
+        "Okay. That's a start, I suppose.",
     ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",

@@ -52,6 +52,7 @@ class EpisodeState:
     interim_answers: list[str] = field(default_factory=list)
     interim_steps: int = 0
     repeated_fields: int = 0  # fields asked for again after the customer gave them
+    courtesy_steps: int = 0  # messages carrying out an offer the customer accepted (not counted as slow)
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -407,7 +408,7 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     as a customer answers a direct question (they count as given, without an ask's reward)."""
     reply = _respond(scenario, state, action, turn)
     question = _last_question(action.text)
-    asked = customer.fields_in_question(question) if question else ()
+    asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
     if not asked:
         return reply
     got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
@@ -493,6 +494,12 @@ _STILL_WAITING_MOOD = 0.35
 _REPEAT_OVERLAP = 0.6
 
 
+def _accepted_an_offer(state: EpisodeState) -> bool:
+    """The customer's last reply said yes to something the agent offered: the next message, which
+    carries it out or confirms it, is no repeat."""
+    return last_customer_message(state.history[:-1]).startswith("Yes, please.")
+
+
 def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
     """Whether `text` says again what one of the agent's earlier messages said (most of its words)."""
     words = set(tokenize(text))
@@ -510,8 +517,9 @@ _OFFER_RE = re.compile(r"\b(?:would you like|shall i|do you want|want me to|if y
 
 
 def _last_question(text: str) -> str:
-    """The answer's last sentence that asks something, or ""."""
-    questions = re.findall(r"[^.!?]*\?", text)
+    """The answer's last sentence that asks something, or "" (sentences end at a stop and a
+    space, so an email address or a price does not cut one)."""
+    questions = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.endswith("?")]
     return questions[-1] if questions else ""
 
 
@@ -523,12 +531,19 @@ _CHECK_IN_RE = re.compile(
 )
 
 
+# Questions that ask the customer to confirm something it knows ("Is your address still ...?").
+_CONFIRM_RE = re.compile(r"^(?:is|are|was|were|did|do you still|have you)\b|\b(?:confirm|correct|right)\b", re.I)
+
+
 def _yes_to(question: str) -> str:
-    """What the customer says first to the question an answer ends with: "" when there is none,
-    it only checks in, or it asks for facts (answered with the facts, see _respond)."""
+    """What the customer says first to the question an answer ends with: a yes to an offer, a
+    confirmation to a check of something it knows, and nothing to the rest (a check-in, a
+    request to do or send something, a question for facts, answered with the facts)."""
+    if _OFFER_RE.search(question):
+        return "Yes, please."
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
         return ""
-    return "Yes, please." if _OFFER_RE.search(question) else "Yes, that's right."
+    return "Yes, that's right." if _CONFIRM_RE.search(question.strip()) else ""
 
 
 # An answer this short that cites the right article is a pointer, not an explanation.
@@ -561,7 +576,13 @@ def _respond_without_solving(
             state.interim_steps += 1
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
-            return customer.react(tone or "interim", scenario, state.step)
+            mood = sentiment_label(state.sentiment + turn.sentiment)
+            return customer.react(tone or customer.in_mood("interim", mood), scenario, state.step)
+    if _accepted_an_offer(state) and not stuffed:
+        # Carrying out what the customer just accepted: harmless, and not counted as slow.
+        state.courtesy_steps += 1
+        turn.notes.append("carrying out what the customer accepted")
+        return customer.react(tone or "follow_up", scenario, state.step)
     if solves:
         if not _repeats_an_answer(state, action.text):
             # New words about an issue already answered (a confirmation, a detail): harmless,
@@ -569,6 +590,7 @@ def _respond_without_solving(
             turn.notes.append("that issue was already answered: nothing new to solve")
             return customer.react(tone or "follow_up", scenario, state.step)
         turn.add("respond_repeat")
+        turn.notes.append("that repeats an earlier answer")
         turn.mood(-0.05, -1)
         return customer.react(tone or "repeated_answer", scenario, state.step)
     # One charge for one wrong answer, whether it names another issue's fix or nothing at all.

@@ -83,6 +83,8 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
             return False
+        if state.history[-1][0] == "customer" and state.history[-1][1].startswith("Yes, please."):
+            return True  # carrying out what the customer just accepted
         # An issue may be answered once its own facts are in, even while another's are missing.
         ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
         if ready:

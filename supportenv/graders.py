@@ -246,11 +246,13 @@ def _efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum, counted:
     share, note = handled_share(scenario, state, opt)
     if not share:
         return 0.0, "no credit for speed before handling any issue"
-    # Safe first steps given before an escalation are credited, not counted as a wasted step.
-    taken = counted - state.interim_steps
+    # Safe first steps given before an escalation, and carrying out an offer the customer
+    # accepted, are credited, not counted as wasted steps.
+    taken = counted - state.interim_steps - state.courtesy_steps
     steps = opt.steps / max(taken, opt.steps)
     cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
-    interim = f", of which {state.interim_steps} safe first steps not counted" if state.interim_steps else ""
+    spared = state.interim_steps + state.courtesy_steps
+    interim = f", of which {spared} safe first steps or accepted offers not counted" if spared else ""
     counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"
     return (
         (0.5 * steps + 0.5 * cost) * share,

@@ -314,7 +314,7 @@ def test_a_follow_up_on_an_answered_issue_is_not_a_repeat():
     issue = scenario.issue
     follow_up = step(scenario, state, respond(f"Done, as promised: we {issue.solution_phrases[0]}. Anything else?"))
     assert "respond_repeat" not in dict(follow_up.breakdown) and follow_up.reward == 0.0
-    assert "already answered" in follow_up.observation.last_action_feedback
+    assert "carrying out what the customer accepted" in follow_up.observation.last_action_feedback
     again = step(scenario, state, answer)
     assert dict(again.breakdown).get("respond_repeat") == -0.1
 
@@ -369,3 +369,33 @@ def test_an_answer_that_asks_for_a_fact_gets_it_and_a_check_in_gets_no_yes():
     step(scenario, state, respond("By the way, could you tell me the email address on your account?"))
     assert "account_email" in state.revealed and scenario.facts_by_name["account_email"] in _reply_now(state)
     assert customer.fields_in_question("Would you like a summary?") == ()  # "sum" is not in "summary"
+
+
+def test_questions_in_an_answer_get_the_right_first_words():
+    """From audit round 9: an offer gets a yes (even with an email address in it), a check of what
+    the customer knows a confirmation, a request or a question about the future nothing."""
+    from supportenv.episode import _last_question, _yes_to
+
+    offer = _last_question("Done. Would you like me to subscribe lena.96@mail.test to status updates?")
+    assert _yes_to(offer) == "Yes, please."
+    assert _yes_to("Is your delivery address still 12 Mill Way?") == "Yes, that's right."
+    assert _yes_to("Could you reply with a few photos of the damage?") == ""
+    assert _yes_to("Could you let me know whether that makes scrolling smoother?") == ""
+    assert _yes_to("Is there anything else I can help with?") == ""
+
+
+def test_carrying_out_an_accepted_offer_is_credited_as_expert_grade():
+    seed = seed_where(lambda s: not s.expected.escalate, task="action_selection")
+    scenario, state = new_episode("action_selection", "train", seed)
+    while (action := expert.expert_action(scenario, state, "action_selection")).kind != "mark_resolved":
+        if action.kind == "respond_with_solution" and not unsolved(scenario, state)[1:]:
+            action = action._replace(text=action.text + " Would you like me to email you a summary?")
+        step(scenario, state, action)
+    assert _reply_now(state).startswith("Yes, please.")
+    done = respond("I've emailed you the summary, as promised. Thank you for your patience.")
+    assert expert.is_acceptable(scenario, state, "action_selection", done)
+    result = step(scenario, state, done)
+    assert "respond_repeat" not in dict(result.breakdown)
+    step(scenario, state, resolve())
+    parts = {c.name: c for c in grade_state(scenario, state).components}
+    assert parts["step_quality"].score == 1.0 and parts["efficiency"].score == 1.0, parts

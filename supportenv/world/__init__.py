@@ -433,7 +433,9 @@ def _compose_message(
         body += " " + mention.format(title=other.title, issue=past)
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
-        body = f"{distractor} {body}" if rng.random() < 0.5 else f"{body} {distractor}"
+        # Before the issue, never after it: a closer ("Is that something you can help with?")
+        # must follow the problem, not the small talk.
+        body = f"{distractor} {body}"
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
     opener, note = _persona_line(content.PERSONA_OPENERS[persona], kinds, said, rng)
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
