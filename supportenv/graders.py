@@ -285,10 +285,13 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     return score, "; ".join(left) or "every issue handled, closed"
 
 
-def _facts_to_gather(scenario: Scenario) -> tuple[str, ...]:
-    """The needed facts this component charges: identity is policy compliance's when policy requires it."""
+def _facts_to_gather(scenario: Scenario, state: EpisodeState) -> tuple[str, ...]:
+    """The needed facts this component counts: all of them, as the articles list them, but for
+    an account email that an identity check needed and that came late or never, which policy
+    compliance charges (so it is charged once)."""
     exp = scenario.expected
-    return tuple(f for f in exp.facts if not (exp.identity_required and f == IDENTITY_FACT))
+    in_time = IDENTITY_FACT in state.revealed and IDENTITY_FACT not in state.answered_without
+    return tuple(f for f in exp.facts if not (exp.identity_required and f == IDENTITY_FACT and not in_time))
 
 
 WASTED_FIELD_COST = 0.1  # per field asked in vain, off information gathering
@@ -296,7 +299,7 @@ WASTED_FIELD_COST = 0.1  # per field asked in vain, off information gathering
 
 def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """Needed facts gathered before the answer (half credit after it), without pointless questions."""
-    needed = _facts_to_gather(scenario)
+    needed = _facts_to_gather(scenario, state)
     in_time = [f for f in needed if f in state.revealed and f not in state.answered_without]
     late = [f for f in needed if f in state.revealed and f in state.answered_without]
     never = [f for f in needed if f not in state.revealed]
@@ -309,7 +312,7 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     when = " before the answer" if state.solved_intents else ""
     why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}" if needed else "no facts to gather"]
     if len(needed) < len(scenario.expected.facts):
-        why[0] += " (the account email, for the identity check, counts under policy compliance)"
+        why[0] += " (the missing account email is policy compliance's to charge: the identity check needs it)"
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
     if wasted:

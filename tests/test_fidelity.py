@@ -393,3 +393,22 @@ def test_every_field_asked_in_vain_is_charged():
     gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
     in_vain = len(REQUESTABLE_FIELDS) - len(scenario.expected.facts)
     assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9 and "asked in vain" in gathering.detail
+
+
+def test_an_account_email_gathered_in_time_counts_as_gathered():
+    """From audits 7-10: the articles list the account email as a need and the step reward pays for
+    it, so information gathering counts it when it came in time; only a missing or late one is left
+    to policy compliance (charged once)."""
+    seed = find_seed(
+        lambda s: (
+            len(s.intents) == 1
+            and s.expected.identity_required
+            and not s.expected.escalate
+            and IDENTITY_FACT in s.expected.facts
+            and len(s.expected.facts) > 1
+        )
+    )
+    scenario, state, _ = play(HARD, seed, expert_plan(HARD, "train", seed))
+    gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
+    n = len(scenario.expected.facts)
+    assert gathering.score == 1.0 and gathering.detail.startswith(f"{n}/{n} needed facts"), gathering.detail
