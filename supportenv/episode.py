@@ -53,6 +53,7 @@ class EpisodeState:
     interim_steps: int = 0
     repeated_fields: int = 0  # fields asked for again after the customer gave them
     courtesy_steps: int = 0  # messages carrying out an offer the customer accepted (not counted as slow)
+    courtesy_cost: float = 0.0  # and what those cost
     solved_intents: list[str] = field(default_factory=list)
     responses: int = 0
     rude: int = 0
@@ -616,7 +617,10 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.history.append(("agent", f"This article may help: {action.article_id} {title}", state.step))
     fresh = action.article_id not in state.articles
     state.articles.append(action.article_id)
-    if action.article_id == scenario.expected.article_id and fresh:
+    if fresh and action.article_id in {issue.article_id for issue in scenario.intents}:
+        if _accepted_an_offer(state):  # the guide the customer just said yes to: not slow, not dear
+            state.courtesy_steps += 1
+            state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
         turn.mood(0.1)
         return customer.react("article", scenario, state.step)

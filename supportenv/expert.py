@@ -83,7 +83,7 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
             return False
-        if state.history[-1][0] == "customer" and state.history[-1][1].startswith("Yes, please."):
+        if _just_accepted(state):
             return True  # carrying out what the customer just accepted
         # An issue may be answered once its own facts are in, even while another's are missing.
         ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
@@ -104,6 +104,8 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         return _asks_missing(scenario, state, action)
     if kind == "suggest_knowledge_base":
         wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
+        if _just_accepted(state):  # the guide the customer said yes to, for any of its issues
+            wanted = {issue.article_id for issue in scenario.intents}
         return action.article_id in wanted and action.article_id not in state.articles
     routing_left = exp.escalate and (state.department != exp.department or not state.escalated)
     if kind == "assign_department":
@@ -115,6 +117,11 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     if kind == "mark_resolved":
         return not routing_left and not unsolved(scenario, state)
     return False
+
+
+def _just_accepted(state: EpisodeState) -> bool:
+    """The customer's last reply said yes to an offer in the agent's last answer."""
+    return state.history[-1][0] == "customer" and state.history[-1][1].startswith("Yes, please.")
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:

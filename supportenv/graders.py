@@ -250,7 +250,7 @@ def _efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum, counted:
     # accepted, are credited, not counted as wasted steps.
     taken = counted - state.interim_steps - state.courtesy_steps
     steps = opt.steps / max(taken, opt.steps)
-    cost = (opt.cost + 1.0) / (max(state.cost, opt.cost) + 1.0)
+    cost = (opt.cost + 1.0) / (max(state.cost - state.courtesy_cost, opt.cost) + 1.0)
     spared = state.interim_steps + state.courtesy_steps
     interim = f", of which {spared} safe first steps or accepted offers not counted" if spared else ""
     counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"

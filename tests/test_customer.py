@@ -7,7 +7,7 @@ import random
 import re
 
 from supportenv import content, customer, expert
-from supportenv.actions import ask, assign, callback, classify, escalate, resolve, respond
+from supportenv.actions import Action, ask, assign, callback, classify, escalate, resolve, respond
 from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, REQUESTABLE_FIELDS
 from supportenv.customer import issue_words
 from supportenv.episode import observe, sentiment_label, step, unsolved
@@ -399,3 +399,17 @@ def test_carrying_out_an_accepted_offer_is_credited_as_expert_grade():
     step(scenario, state, resolve())
     parts = {c.name: c for c in grade_state(scenario, state).components}
     assert parts["step_quality"].score == 1.0 and parts["efficiency"].score == 1.0, parts
+
+
+def test_the_article_of_any_issue_is_the_right_one_to_send():
+    """From audit round 10: a guide for the second issue is no wrong article, and one the customer
+    just said yes to is carried out at no charge to speed or cost."""
+    seed = seed_where(lambda s: len(s.intents) == 2 and not s.expected.escalate, task="action_selection")
+    scenario, state = new_episode("action_selection", "train", seed)
+    second = scenario.intents[1].article_id
+    step(scenario, state, expert.expert_action(scenario, state, "action_selection"))  # triage
+    sent = step(scenario, state, Action("suggest_knowledge_base", article_id=second))
+    assert dict(sent.breakdown) == {"kb_correct": 0.1}
+    while not state.done:
+        step(scenario, state, expert.expert_action(scenario, state, "action_selection"))
+    assert grade_state(scenario, state).score > 0.6
