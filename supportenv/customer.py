@@ -105,6 +105,16 @@ def react(kind: str, scenario: Scenario, step: int, **words: str) -> str:
     return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind]).format(**words)
 
 
+# How the customer says yes to an offer in the agent's answer (episode._yes_to), and how the
+# next step knows it did.
+YES_TO_OFFER = "Yes, please."
+
+
+def accepted_offer(reply: str) -> bool:
+    """Whether a customer reply said yes to something the agent offered."""
+    return reply.startswith(YES_TO_OFFER)
+
+
 def spoken_list(items: Iterable[str]) -> str:
     """Items as a sentence lists them, each once: "a", "a and b", "a, b and c"."""
     names = list(dict.fromkeys(items))

@@ -498,7 +498,7 @@ _REPEAT_OVERLAP = 0.6
 def _accepted_an_offer(state: EpisodeState) -> bool:
     """The customer's last reply said yes to something the agent offered: the next message, which
     carries it out or confirms it, is no repeat."""
-    return last_customer_message(state.history[:-1]).startswith("Yes, please.")
+    return customer.accepted_offer(last_customer_message(state.history[:-1]))
 
 
 def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
@@ -541,7 +541,7 @@ def _yes_to(question: str) -> str:
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a
     request to do or send something, a question for facts, answered with the facts)."""
     if _OFFER_RE.search(question):
-        return "Yes, please."
+        return customer.YES_TO_OFFER
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
         return ""
     return "Yes, that's right." if _CONFIRM_RE.search(question.strip()) else ""

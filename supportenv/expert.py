@@ -6,6 +6,7 @@ steps) and by the oracle agent (which proves full marks are reachable)."""
 
 from __future__ import annotations
 
+from supportenv import customer
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
 from supportenv.customer import spoken_list
@@ -121,7 +122,7 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
 
 def _just_accepted(state: EpisodeState) -> bool:
     """The customer's last reply said yes to an offer in the agent's last answer."""
-    return state.history[-1][0] == "customer" and state.history[-1][1].startswith("Yes, please.")
+    return state.history[-1][0] == "customer" and customer.accepted_offer(state.history[-1][1])
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:
