@@ -196,3 +196,14 @@ def steps_said(text: str) -> frozenset[str]:
     """The issues one of whose article's own steps the text says, in whatever words."""
     words = set(content_stems(text))
     return frozenset(owner for step, owner in _STEPS if len(step & words) >= max(2, STEP_COVERAGE * len(step)))
+
+
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def steps_said_in_a_sentence(text: str) -> frozenset[str]:
+    """The issues one of whose article's steps a single sentence of the text says. Stricter than
+    `steps_said`: a long answer gathers many words, and across its sentences they can cover another
+    article's step by chance ("processed" here, "on its way" there); charging an answer for saying
+    another issue's fix needs the fix said in one place."""
+    return frozenset().union(*(steps_said(sentence) for sentence in _SENTENCE_END_RE.split(text)))

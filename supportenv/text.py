@@ -23,7 +23,7 @@ from functools import lru_cache, wraps
 from typing import NamedTuple, TypeVar
 
 from supportenv.records import frozen_record
-from supportenv.solutions import PHRASE_OWNER, phrases_said, steps_said
+from supportenv.solutions import PHRASE_OWNER, phrases_said, steps_said, steps_said_in_a_sentence
 
 # ---- tone ----
 # Rules over the lower-cased text (curly quotes made straight, runs of spaces made one). Each rule is
@@ -521,7 +521,8 @@ class _Analysis(NamedTuple):
     lower: str
     rude: bool
     polite: bool
-    named: frozenset[str]  # issues whose solution phrases occur
+    named: frozenset[str]  # issues whose solution phrases or article steps the text says
+    named_in_a_sentence: frozenset[str]  # the same, each step said within one sentence (see below)
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
@@ -531,11 +532,13 @@ def _analyse(text: str) -> _Analysis:
     lower = text.lower()
     counts = phrases_said(text)
     rude, polite = _tone(lower)
+    phrased = frozenset(PHRASE_OWNER[p] for p in counts)
     return _Analysis(
         lower,
         rude,
         polite,
-        frozenset(PHRASE_OWNER[p] for p in counts) | steps_said(text),
+        phrased | steps_said(text),
+        phrased | steps_said_in_a_sentence(text),
         tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 
@@ -563,9 +566,11 @@ class Verdict(NamedTuple):
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
     Scenario.intent_keys)."""
-    lower, rude, polite, named, owner_counts = _analyse(text)
+    lower, rude, polite, named, named_in_a_sentence, owner_counts = _analyse(text)
     own = {issue_id for issue_id, _ in intents}
-    wrong = len(named - own) if named else 0
+    # Credit is generous (a step said anywhere in the answer), a charge needs clear evidence (another
+    # issue's fix said in one sentence), so that a long, careful answer is not taken for a stuffed one.
+    wrong = len(named_in_a_sentence - own)
     if article_id and article_id not in {article for _, article in intents}:
         wrong += 1
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)

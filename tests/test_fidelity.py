@@ -340,6 +340,26 @@ def test_a_right_answer_in_its_own_words_is_not_stuffing():
     assert stuffed.stuffed and stuffed.solves == ()
 
 
+def test_a_long_answer_is_not_charged_for_words_that_only_meet_across_its_sentences():
+    """From blind audit round 11: a refund-status answer with a safe first step for a deletion that
+    must be escalated gathers, across its sentences, most words of other articles' steps; it solves
+    both issues and is not stuffed. Other articles' steps said one to a sentence still are."""
+    text = (
+        "Thanks for the details, and no need to apologise! I've looked up order ORD-410578: your blender "
+        "return has been processed, so the refund is on its way back to your original payment method. Banks "
+        "usually take 5-10 business days to show a refund on your statement after we process it. I'll share "
+        "your refund reference number with you so you can quote it to your bank if it takes longer than that. "
+        "Regarding deleting your account and data: I'm passing that to our accounts team, who handle deletion "
+        "requests, and I'll confirm in my next message. If you'd like a copy of your data, it's a good idea to "
+        "export it before the deletion goes through."
+    )
+    intents = (("refund_status", "KB-REF-02"), ("data_deletion", "KB-ACC-05"))
+    judged = verdict(text, intents, "KB-REF-02")
+    assert judged.solves == ("refund_status", "data_deletion") and not judged.stuffed
+    every_step = " ".join(s for issue in ISSUE_TYPES for s in ARTICLES_BY_ID[issue.article_id].steps)
+    assert verdict(every_step, intents, "KB-REF-02").stuffed
+
+
 def test_escalating_before_the_facts_is_charged_where_the_step_reward_says():
     """The policy says to gather an article's facts before answering or escalating; closing an
     escalation that skipped them is 'half done' in the step reward as in the grade's gate."""
