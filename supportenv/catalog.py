@@ -161,8 +161,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
         f"Always escalate these to a human, after routing to the department named: {_issues_with('always')}.",
         f"For enterprise customers, escalate these after routing: {_issues_with('enterprise')}.",
-        f"Refunds above the tier's cap must be escalated to a human after routing: {_issues_with('over_refund_cap')}; "
-        f"caps: {caps}.",
+        "Refunds whose amount (the amount field) is above the tier's cap must be escalated to a human after "
+        f"routing: {_issues_with('over_refund_cap')}; caps: {caps}.",
         "With several issues to escalate, route to the first one's department.",
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
         "Callbacks are only for premium and enterprise customers.",

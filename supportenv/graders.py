@@ -96,6 +96,23 @@ def _routed(scenario: Scenario, state: EpisodeState) -> bool:
     return not exp.escalate or (state.escalated and state.department == exp.department)
 
 
+# What each gate checks, as the prompt states it (`gate_rules`); `gates` enforces them.
+GATE_RULES = {
+    "triage": "the ticket classified with the right category and issue type",
+    "facts_first": "the facts each issue's article needs gathered before answering or escalating it",
+    "handled": "every issue answered, or routed and escalated as policy requires",
+    "rules": "no policy rule broken and no rude language",
+    "closed": "the ticket closed with mark_resolved",
+}
+_TRIAGE_GATES = ("triage", "closed")  # issue_classification: only the triage is graded
+
+
+def gate_rules(task_id: str) -> dict[str, str]:
+    """The gates a grade of `task_id` checks, by name, with what each needs."""
+    names = _TRIAGE_GATES if task_id == "issue_classification" else tuple(GATE_RULES)
+    return {name: GATE_RULES[name] for name in names}
+
+
 def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
     """The gates that did not hold, each as "gate: why"."""
     exp = scenario.expected

@@ -39,6 +39,8 @@ from supportenv.catalog import (
 )
 from supportenv.episode import Observation
 from supportenv.errors import InvalidActionError
+from supportenv.graders import gate_rules
+from supportenv.tasks import get_task
 
 ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 EXAMPLE_REPLY = '{"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}'
@@ -134,6 +136,16 @@ _HANDLING_RULE = (
 )
 
 
+def _passing(task_id: str) -> str:
+    rules = "; ".join(gate_rules(task_id).values())
+    task = get_task(task_id)
+    return (
+        "Grading: the score is partial credit over the task's components (weights "
+        + ", ".join(f"{name} {weight:g}" for name, weight in task.components)
+        + f"); the ticket passes when the score is at least {task.pass_threshold:g} and every gate holds: {rules}."
+    )
+
+
 def system_prompt(obs: Observation) -> str:
     actions = []
     for kind, (what, _, required) in ACTION_SPECS.items():
@@ -147,6 +159,7 @@ def system_prompt(obs: Observation) -> str:
         "You are a customer-support agent working one ticket, one action per turn. Each action is "
         "rewarded or penalised; the finished conversation is graded.",
         f"Task: {obs.task_instructions}",
+        _passing(obs.task_id),
         _TRIAGE_RULE if obs.task_id == "issue_classification" else _TRIAGE_RULE + _HANDLING_RULE,
         "Actions (reply with exactly one):\n" + "\n".join(actions),
         "Allowed values:\n"

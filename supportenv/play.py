@@ -37,7 +37,7 @@ from typing import Any, NoReturn, TextIO
 from supportenv.actions import INVALID_KIND, Action
 from supportenv.episode import StepResult, observe, step
 from supportenv.errors import InvalidRequestError, SupportEnvError
-from supportenv.graders import Grade, grade_trajectory
+from supportenv.graders import Grade, gate_rules, grade_trajectory
 from supportenv.llm import EXAMPLE_REPLY, parse_action, render_prompt
 from supportenv.replay import new_episode
 from supportenv.rewards import REWARD_TABLE
@@ -184,7 +184,7 @@ def format_grade(grade: Grade) -> str:
         lines.append("Failed gates (each fails the grade):")
         lines.extend(f"  {gate}" for gate in grade.failed_gates)
     else:
-        lines.append("Gates: all held (triage, facts first, handled, rules, closed)")
+        lines.append(f"Gates: all held ({', '.join(gate_rules(grade.task_id))})")
     return "\n".join(lines)
 
 

@@ -53,7 +53,7 @@ def _stated_rules(policy: tuple[str, ...]) -> dict:
     listed = dict(re.findall(r"(\w+) \(to (\w+)\)", text))
     always = next(line for line in policy if line.startswith("Always escalate"))
     enterprise = next(line for line in policy if line.startswith("For enterprise customers"))
-    refunds = next(line for line in policy if line.startswith("Refunds above"))
+    refunds = next(line for line in policy if line.startswith("Refunds whose amount"))
     identity = next(line for line in policy if line.startswith("Verify identity"))
     return {
         "department": listed,

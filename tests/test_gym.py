@@ -24,8 +24,9 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 import supportenv.gym as sg  # noqa: E402
 from baseline_agent.embedded import start_service  # noqa: E402
 from supportenv.actions import Action  # noqa: E402
-from supportenv.catalog import ISSUE_TYPE_IDS, REQUESTABLE_FIELDS  # noqa: E402
+from supportenv.catalog import ARTICLE_NEEDS, ISSUE_TYPE_IDS, REQUESTABLE_FIELDS  # noqa: E402
 from supportenv.episode import observe, step  # noqa: E402
+from supportenv.gym import features  # noqa: E402
 from supportenv.gym.features import FeatureEncoder, macro_action, macro_index  # noqa: E402
 from supportenv.gym.text_env import render_observation  # noqa: E402
 from supportenv.replay import new_episode  # noqa: E402
@@ -75,7 +76,7 @@ def test_spaces_and_macro_layout():
 
     env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
     assert isinstance(env.observation_space, spaces.Box) and env.observation_space.dtype == np.float32
-    assert env.action_space.n == len(sg.MACRO_ACTIONS) == 70
+    assert env.action_space.n == len(sg.MACRO_ACTIONS) == 71
     assert env.action_labels == sg.MACRO_ACTIONS
     assert sg.MACRO_ACTIONS[0] == f"classify:{ISSUE_TYPE_IDS[0]}"
     assert sg.MACRO_ACTIONS[25] == f"ask:{REQUESTABLE_FIELDS[0]}"
@@ -90,6 +91,7 @@ def test_spaces_and_macro_layout():
         "escalate",
         "callback",
         "resolve",
+        "gather",  # added last: the indices before it never move
     )
     assert len(env.feature_names) == env.observation_space.shape[0]
     assert gymnasium.make(sg.FEATURE_ENV_ID, n_buckets=256).observation_space.shape[0] == len(env.feature_names) - 256
@@ -106,6 +108,29 @@ def test_every_macro_action_is_well_formed_and_triages_by_the_policy():
     assert (locked.category, locked.issue_type, locked.priority) == ("account", "account_locked", "urgent")
     with pytest.raises(ValueError):
         macro_action(sg.N_MACRO_ACTIONS, obs)
+
+
+def test_gather_asks_for_what_the_raised_issues_articles_need():
+    """`gather` asks, in one question, for every fact that the articles of the issues the agent's own
+    search reads in the message need (as the prompt states them) and that is not given yet; the
+    ``raised_needs`` features show the same fields."""
+    encoder = sg.FeatureEncoder()
+    for seed in range(40):
+        scenario, state = new_episode("action_selection", "validation", seed)
+        obs = observe(scenario, state)
+        raised = features.raised_issues(obs)
+        given = {name for name, _ in obs.revealed_facts}
+        wanted = [f for issue in raised for f in ARTICLE_NEEDS[issue.article_id] if f not in given]
+        action = macro_action(macro_index("gather"), obs)
+        assert action.kind == "ask_for_more_info"
+        if wanted:
+            assert list(action.fields) == list(dict.fromkeys(wanted))
+        x = encoder.encode(obs)
+        shown = {REQUESTABLE_FIELDS[i] for i in np.flatnonzero(x[encoder.slices["raised_needs"]])}
+        assert shown == set(wanted)
+    # The classified issue comes first, whatever the search reads.
+    step(scenario, state, macro_action(macro_index("classify:account_takeover"), obs))
+    assert features.raised_issues(observe(scenario, state))[0].issue_id == "account_takeover"
 
 
 def test_in_process_path_never_imports_grpc():

@@ -2,21 +2,22 @@
 
 The policy
 ----------
-A two-level linear softmax over the 69 macro-actions, one policy for all three tasks (the features
+A two-level linear softmax over the 71 macro-actions, one policy for all three tasks (the features
 carry a task one-hot):
 
     pi(a | x) = pi(kind | x) * pi(a | kind, x)
 
-The kind (classify, ask, answer, assign, escalate, callback, resolve) comes from logits ``K x``; the
+The kind (classify, ask, answer, assign, escalate, callback, resolve, gather) comes from logits ``K x``; the
 macro-action within its kind from logits ``W x + sum_k theta_k R_k(x)``. ``x`` is the env's feature
-vector (its hashed words left out) plus derived blocks (`Featuriser`). ``R_k`` are fourteen
+vector (its hashed words left out) plus derived blocks (`Featuriser`). ``R_k`` are sixteen
 *relational* features that tie each macro-action to the feature about the same thing, through the
 public catalog: classify or answer issue i <- the knowledge-base match score of issue i's article,
 over the whole opening and over its first part; answer issue i <- the same over the later parts,
 among the issues still unanswered and in the latest customer message, "the agent classified the
 ticket as i" and "i was answered"; ask for field f <- "f is still missing", "an article in view
-needs f" and "f was given"; assign department d <- "d is the classified issue's department" and
-"the ticket is with d already". Each has one weight per task (plus a shared one), so what is
+needs f", "f was given" and "an issue read in the message needs f"; assign department d <- "d is
+the classified issue's department", "the ticket is with d already" and "d is the department of an
+issue read in the message that policy says to escalate". Each has one weight per task (plus a shared one), so what is
 learned about one issue or field carries over to the others. Nothing here reads the hidden scenario.
 
 The learning signal
@@ -195,8 +196,10 @@ def relations(slices: dict[str, slice]) -> list[tuple[np.ndarray, np.ndarray]]:
         (ask, slices["checklist_missing"].start + fields),
         (ask, slices["open_needs"].start + fields),
         (ask, slices["revealed"].start + fields),
+        (ask, slices["raised_needs"].start + fields),
         (assign, slices["issue_department"].start + depts),
         (assign, slices["department"].start + depts),
+        (assign, slices["escalation_department"].start + depts),
     ]
 
 

@@ -2,10 +2,10 @@
 
 Observation: `spaces.Box(float32)` from `FeatureEncoder` (the public observation only; see
 `supportenv.gym.features` for the block layout, `env.unwrapped.feature_names` for every dimension).
-Action: `spaces.Discrete(70)` over `MACRO_ACTIONS` (classify as issue i, ask for fact f, answer
-issue i, assign department d, escalate, callback, resolve). Reward: the environment's step reward;
-`info` has the reward breakdown, the macro-action's label, and once the episode ends the grader's
-`score` and `passed`.
+Action: `spaces.Discrete(71)` over `MACRO_ACTIONS` (classify as issue i, ask for fact f, answer
+issue i, assign department d, escalate, callback, resolve, gather every needed fact). Reward: the
+environment's step reward; `info` has the reward breakdown, the macro-action's label, and once the
+episode ends the grader's `score` and `passed`.
 """
 
 from __future__ import annotations

@@ -2,21 +2,24 @@
 
 Macro-actions
 -------------
-`MACRO_ACTIONS` holds the label of every index of the `Discrete(70)` action space:
+`MACRO_ACTIONS` holds the label of every index of the `Discrete(71)` action space:
 
 ====================  =====================  ==============================================================
 indices               label                  the library action it becomes (`macro_action`)
 ====================  =====================  ==============================================================
 0 .. 24               ``classify:<issue>``   classify_issue(category of the issue, that issue, priority =
                                              the issue's severity, raised one level for enterprise customers)
-25 .. 34              ``ask:<field>``        ask_for_more_info for one requestable fact
-35 .. 59              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
+25 .. 35              ``ask:<field>``        ask_for_more_info for one requestable fact
+36 .. 60              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
                                              solution (built like `expert.solution_message`, mentioning the
                                              first revealed fact) with the issue's knowledge-base article
-60 .. 65              ``assign:<dept>``      assign_department
-66                    ``escalate``           escalate_to_human with a polite reason
-67                    ``callback``           request_callback
-68                    ``resolve``            mark_resolved
+61 .. 66              ``assign:<dept>``      assign_department
+67                    ``escalate``           escalate_to_human with a polite reason
+68                    ``callback``           request_callback
+69                    ``resolve``            mark_resolved
+70                    ``gather``             ask_for_more_info for every fact that the articles of the issues
+                                             raised need (as the prompt states them) and the customer has not
+                                             given (`needed_fields`; added last, so the indices before stay)
 ====================  =====================  ==============================================================
 
 Issues are in `catalog.ISSUE_TYPE_IDS` order, fields in `REQUESTABLE_FIELDS` order, departments
@@ -59,6 +62,11 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
 - ``issue_department`` (6): the catalog department of the classified issue type.
 - ``last_action`` (10): one-hot of the previous action's kind (8 kinds, invalid, none).
 - ``feedback`` (17): the last action's feedback is non-empty, and which known note it contains.
+- ``raised_needs`` (11): the facts that the articles of the issues raised need and the customer
+  has not given (`needed_fields`: the classified issue, then the best match of each part of the
+  opening message), what the ``gather`` macro-action asks for.
+- ``raised_escalation`` (1) and ``escalation_department`` (6): the stated policy requires escalating
+  one of the issues raised, and the catalog department of the first such issue.
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ import numpy as np
 from supportenv import content
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
 from supportenv.catalog import (
+    ARTICLE_NEEDS,
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
@@ -103,6 +112,7 @@ ASSIGN_START = ANSWER_START + len(ISSUE_TYPE_IDS)
 ESCALATE = ASSIGN_START + len(DEPARTMENTS)
 CALLBACK = ESCALATE + 1
 RESOLVE = CALLBACK + 1
+GATHER = RESOLVE + 1
 
 MACRO_ACTIONS: tuple[str, ...] = (
     *(f"classify:{i}" for i in ISSUE_TYPE_IDS),
@@ -112,9 +122,10 @@ MACRO_ACTIONS: tuple[str, ...] = (
     "escalate",
     "callback",
     "resolve",
+    "gather",
 )
 N_MACRO_ACTIONS = len(MACRO_ACTIONS)
-assert N_MACRO_ACTIONS == RESOLVE + 1
+assert N_MACRO_ACTIONS == GATHER + 1
 
 
 def macro_index(label: str) -> int:
@@ -189,6 +200,11 @@ def macro_action(index: int, obs: Observation) -> Action:
         return Action("escalate_to_human", text=escalation_reason(obs))
     if index == CALLBACK:
         return Action("request_callback", text="Thank you for your patience; a specialist will call you back.")
+    if index == GATHER:
+        # With nothing left to ask, the first issue's facts again (the feedback says they were given).
+        issues = raised_issues(obs)
+        fields = needed_fields(obs) or (ARTICLE_NEEDS[issues[0].article_id] if issues else ("account_email",))
+        return Action("ask_for_more_info", fields=fields, text="Could you please share these details?")
     return Action("mark_resolved", text="Handled per policy.")
 
 
@@ -301,6 +317,53 @@ def answered_issues(obs: Observation) -> set[int]:
     return found
 
 
+_ISSUE_OF_ARTICLE = {issue.article_id: issue for issue in ISSUE_TYPES}
+
+
+def _opening(obs: Observation) -> str:
+    return next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message)
+
+
+@lru_cache(maxsize=4096)  # one per ticket
+def _issues_in(opening: str) -> tuple[IssueType, ...]:
+    """The issue of the best-matching issue article of each part of the opening, in order."""
+    found: list[IssueType] = []
+    for part in message_parts(opening) or [opening]:
+        best = next((_ISSUE_OF_ARTICLE[a] for a, _ in _kb_search(part) if a in _ISSUE_OF_ARTICLE), None)
+        if best is not None and best not in found:
+            found.append(best)
+    return tuple(found)
+
+
+def raised_issues(obs: Observation) -> tuple[IssueType, ...]:
+    """The issues the customer raised as the agent's own search reads them: the classified issue
+    type first (the agent's triage, or a colleague's), then the best match of each part of the
+    opening message (`text.message_parts`). Public information only; it can be wrong."""
+    classified = ISSUE_TYPES_BY_ID.get(obs.issue_type)
+    searched = _issues_in(_opening(obs))
+    if classified is None:
+        return searched
+    return (classified, *(i for i in searched if i.category != classified.category))
+
+
+def needed_fields(obs: Observation) -> tuple[str, ...]:
+    """What the articles of the raised issues need (`catalog.ARTICLE_NEEDS`, as the prompt states
+    it) and the customer has not given, in the order the articles list them."""
+    given = {name for name, _ in obs.revealed_facts}
+    wanted = (f for issue in raised_issues(obs) for f in ARTICLE_NEEDS[issue.article_id] if f not in given)
+    return tuple(dict.fromkeys(wanted))
+
+
+def requires_escalation(issue: IssueType, obs: Observation) -> bool:
+    """Whether the stated policy requires escalating `issue` for this customer: always for
+    security issues, for outages when enterprise, for refunds over the tier's cap."""
+    return (
+        issue.escalation == "always"
+        or (issue.escalation == "enterprise" and obs.customer_tier == "enterprise")
+        or (issue.escalation == "over_refund_cap" and over_refund_cap(obs))
+    )
+
+
 class FeatureEncoder:
     """Turns a public Observation into a float32 vector; see the module docstring for the layout."""
 
@@ -338,6 +401,10 @@ class FeatureEncoder:
             ("issue_department", DEPARTMENTS),
             ("last_action", LAST_ACTION_KINDS),
             ("feedback", ("any", *(name for name, _ in FEEDBACK_NOTES))),
+            # Added last, so that the dimensions before keep their indices.
+            ("raised_needs", REQUESTABLE_FIELDS),
+            ("raised_escalation", ("required",)),
+            ("escalation_department", DEPARTMENTS),
         ]
         self.slices: dict[str, slice] = {}
         names: list[str] = []
@@ -370,7 +437,7 @@ class FeatureEncoder:
         if obs.task_id in _TASK_IDS:
             self._set(x, "task", _TASK_IDS.index(obs.task_id))
         x[self.slices["words"]] = self.words(obs)
-        opening = next((text for speaker, text, _ in obs.history if speaker == "customer"), obs.customer_message)
+        opening = _opening(obs)
         for article_id, score in _kb_search(opening):
             self._set(x, "kb", _ARTICLE_IDS.index(article_id), min(1.0, max(0.0, score)))
         first, rest = _kb_by_part(opening)
@@ -426,15 +493,9 @@ class FeatureEncoder:
             float(bool(customer_turns) and _UNHELPFUL.fullmatch(customer_turns[-1]) is not None),
         )
 
-        over_cap = over_refund_cap(obs)
-        self._set(x, "over_refund_cap", 0, float(over_cap))
+        self._set(x, "over_refund_cap", 0, float(over_refund_cap(obs)))
         if issue is not None:
-            required = (
-                issue.escalation == "always"
-                or (issue.escalation == "enterprise" and obs.customer_tier == "enterprise")
-                or (issue.escalation == "over_refund_cap" and over_cap)
-            )
-            self._set(x, "policy_escalation", 0, float(required))
+            self._set(x, "policy_escalation", 0, float(requires_escalation(issue, obs)))
             self._set(x, "issue_department", DEPARTMENTS.index(issue.department))
 
         self._set(x, "last_action", LAST_ACTION_KINDS.index(last_action_kind or "none"))
@@ -443,4 +504,11 @@ class FeatureEncoder:
         for n, (_, note) in enumerate(FEEDBACK_NOTES, start=1):
             if note in feedback:
                 self._set(x, "feedback", n)
+
+        for name in needed_fields(obs):
+            self._set(x, "raised_needs", REQUESTABLE_FIELDS.index(name))
+        escalating = [i for i in raised_issues(obs) if requires_escalation(i, obs)]
+        if escalating:
+            self._set(x, "raised_escalation", 0)
+            self._set(x, "escalation_department", DEPARTMENTS.index(escalating[0].department))
         return x
