@@ -1286,12 +1286,14 @@ VAGUE_REPLIES = (
     "I'm not sure how to answer that.",
 )
 
-# How the customer names each issue in its own words, what the right answer gives it, and
+# How the customer names each issue in its own words (plain words that fit whichever template
+# opened the ticket: no code or term only some of them say), what the right answer gives it, and
 # what the customer brings (FAULT, REQUEST, QUESTION or IDEA, for the persona lines). What the
 # answer gives, read from the article's steps: "fix" (steps to try that may or may not work),
-# "steps" (a plain procedure, whoever carries it out), "photos" (the customer sends photos of
-# the damage, then gets a replacement), "promise" (the company will put it right later),
-# "done" (the change is made now), "noted" (a suggestion passed on) or "info" (an answer).
+# "steps" (a plain procedure, whoever carries it out), "photos" (the customer sends the photos
+# the answer asks for, then gets a replacement; read as "promise" when it asks for none),
+# "promise" (the company will put it right later), "done" (the change is made now), "noted" (a
+# suggestion passed on) or "info" (an answer).
 ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "payment_failure": ("my declined payment", "fix", FAULT),
     "double_charge": ("the double charge", "promise", FAULT),
@@ -1307,11 +1309,11 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "refund_status": ("my refund", "info", FAULT),
     "return_label": ("the return label", "steps", REQUEST),
     "account_locked": ("getting back into my account", "fix", FAULT),
-    "email_change": ("changing my login email", "steps", REQUEST),
+    "email_change": ("changing my account email", "steps", REQUEST),
     "account_takeover": ("someone getting into my account", "promise", FAULT),
-    "two_factor_lost": ("my two-factor codes", "fix", FAULT),
+    "two_factor_lost": ("my login code", "fix", FAULT),
     "data_deletion": ("deleting my account", "promise", REQUEST),
-    "error_403": ("the 403 error", "fix", FAULT),
+    "error_403": ("the access error", "fix", FAULT),
     "app_crash": ("the app crashing", "fix", FAULT),
     "service_outage": ("the outage", "info", FAULT),
     "slow_performance": ("the slowness", "fix", FAULT),
@@ -1324,7 +1326,9 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
 # {remaining} are issue words (ISSUE_WORDS), {fact} a fact's name as people say it.
 # "solved_*" answer the last of the customer's issues, by kind of answer, in three moods so
 # that the words match the label shown after the reply: glad for a satisfied customer, "_plain"
-# for a neutral one, "_grudging" for one still annoyed (angry or frustrated).
+# for a neutral one, "_grudging" for one still annoyed (angry or frustrated). The "solved_*_too"
+# replies add to such a reply ({reply}) what else the answer gave: photos it asked for, an idea
+# passed on.
 REACTIONS = {
     "solved_fix": (
         "Great, I'll do that right away. Thank you!",
@@ -1418,15 +1422,50 @@ REACTIONS = {
         "Okay, fine. That answers it, I suppose.",
         "Right. Could have told me that sooner.",
     ),
+    "solved_photos_too": (
+        "{reply} I'll send the photos over shortly, too.",
+        "{reply} And I'll get the photos to you today.",
+    ),
+    "solved_photos_too_plain": (
+        "{reply} I'll send the photos you asked for, too.",
+        "{reply} And I'll send you the photos now.",
+    ),
+    "solved_photos_too_grudging": (
+        "{reply} I'll send the photos as well, I suppose.",
+        "{reply} And I'll send the photos, since you need them.",
+    ),
+    "solved_idea_too": (
+        "{reply} Lovely that my suggestion is passed on, too!",
+        "{reply} I'm glad my suggestion is with the team, too.",
+    ),
+    "solved_idea_too_plain": (
+        "{reply} Good to know my suggestion is passed on, too.",
+        "{reply} And I'll look out for my suggestion on the roadmap.",
+    ),
+    "solved_idea_too_grudging": (
+        "{reply} As for my suggestion, we'll see if anything comes of it.",
+        "{reply} I hope someone reads my suggestion, too.",
+    ),
     "partly_solved": (
         "Thanks, that helps with {issue}, but I still need help with {remaining}.",
         "Okay, that covers {issue}. What about {remaining}?",
         "Thanks for the help with {issue}. I still need help with {remaining}, though.",
     ),
+    # The same, to an answer that asked for photos.
+    "partly_solved_photos": (
+        "Thanks, that helps with {issue}, and I'll send the photos you asked for. I still need help with {remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
+        "Thanks for the help with {issue}. I'll send the photos now, but I still need help with {remaining}.",
+    ),
     "partly_solved_handover": (
         "Thanks, that helps with {issue}. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",
         "Thanks for the help with {issue}. I'll wait for the team on {remaining}.",
+    ),
+    "partly_solved_handover_photos": (
+        "Thanks, that helps with {issue}, and I'll send the photos you asked for. I'll wait to hear about {remaining}.",
+        "Okay, that covers {issue}, thanks. I'll send the photos now and look out for news on {remaining}.",
+        "Thanks for the help with {issue}. The photos are on their way, and I'll wait for the team on {remaining}.",
     ),
     "missing_facts": (
         "Don't you need my {fact} to sort this out?",
@@ -1448,6 +1487,10 @@ REACTIONS = {
         "Great, thanks.",
         "Okay, noted, thank you.",
         "Thanks for confirming.",
+    ),
+    "follow_up_photos": (
+        "Sure, I'll send the photos now.",
+        "Okay, I'll get the photos over to you.",
     ),
     "repeated_answer": (
         "You already told me that.",
@@ -1527,11 +1570,21 @@ REACTIONS = {
         "Okay... so someone will get back to me about {issue}?",
         "Alright. I take it someone else will help me with {issue}, then?",
     ),
+    # Goodbyes in the mood shown, as the solved replies.
     "closed": (
+        "Thanks so much for your help. Bye!",
+        "Brilliant, thanks again for all your help!",
+        "Thank you, you've been really helpful. Have a good day!",
+    ),
+    "closed_plain": (
         "Thanks, bye.",
         "Alright, thank you.",
-        "Okay, goodbye.",
         "Thanks for your time.",
+    ),
+    "closed_grudging": (
+        "Okay. Goodbye.",
+        "Fine. Bye.",
+        "Right, bye then.",
     ),
     "gave_up": (
         "I've had enough, I'm taking my business elsewhere.",

@@ -101,7 +101,7 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
 
 def react(kind: str, scenario: Scenario, step: int, **words: str) -> str:
     """The customer's reply to a non-question action (solved, rude, escalated, ...); `words`
-    fill the reply's placeholders ({issue}, {remaining}, {fact})."""
+    fill the reply's placeholders ({issue}, {remaining}, {fact}, and {reply}: a reply to add to)."""
     return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind]).format(**words)
 
 
@@ -126,11 +126,31 @@ def issue_words(issue_ids: list[str] | tuple[str, ...]) -> str:
     return spoken_list(content.ISSUE_WORDS[i][0] for i in issue_ids)
 
 
-def solved_reply(issue_id: str, mood: str) -> str:
+def solved_reply(issue_id: str, mood: str, asked_for_photos: bool) -> str:
     """The kind of reply to a right answer to the customer's last open issue: it fits the
-    answer (steps to take, a promise, information) and the mood the customer shows after
-    it (a sentiment label): glad if satisfied, plain if neutral, grudging if still annoyed."""
-    return in_mood("solved_" + content.ISSUE_WORDS[issue_id][1], mood)
+    answer (steps to take, photos to send, a promise, information) and the mood the customer
+    shows after it (a sentiment label): glad if satisfied, plain if neutral, grudging if still
+    annoyed. A replacement the answer asked no photos for is only a promise."""
+    kind = content.ISSUE_WORDS[issue_id][1]
+    if kind == "photos" and not asked_for_photos:
+        kind = "promise"
+    return in_mood("solved_" + kind, mood)
+
+
+def solved(scenario: Scenario, step: int, issue_ids: list[str], mood: str, asked_for_photos: bool) -> str:
+    """The customer's reply to an answer that solved its last open issues (`issue_ids`): the reply
+    to the main one, the last that is not an idea (a fix matters more to a customer than its
+    suggestion noted), then the photos the answer asked for and the idea it passed on, where
+    that reply does not say them already."""
+    ideas = [i for i in issue_ids if content.ISSUE_WORDS[i][2] == content.IDEA]
+    main = next((i for i in reversed(issue_ids) if i not in ideas), issue_ids[-1])
+    kind = solved_reply(main, mood, asked_for_photos)
+    reply = react(kind, scenario, step)
+    if asked_for_photos and not kind.startswith("solved_photos"):
+        reply = react(in_mood("solved_photos_too", mood), scenario, step, reply=reply)
+    if ideas and main not in ideas:
+        reply = react(in_mood("solved_idea_too", mood), scenario, step, reply=reply)
+    return reply
 
 
 def in_mood(kind: str, mood: str) -> str:

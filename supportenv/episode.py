@@ -463,13 +463,14 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         return customer.react(tone, scenario, state.step)
     # What is still open for the customer: unanswered issues, and escalations not yet begun.
     waiting = left + ([] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers])
+    photos = _asks_for_photos(action.text)
     if waiting:
         # "Thanks, but I still need help with ..." is not a satisfied customer's line.
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
         announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
         reply = customer.react(
-            "partly_solved_handover" if announced else "partly_solved",
+            ("partly_solved_handover" if announced else "partly_solved") + ("_photos" if photos else ""),
             scenario,
             state.step,
             issue=customer.issue_words(newly),
@@ -477,7 +478,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
     else:
         mood = sentiment_label(state.sentiment + turn.sentiment)
-        reply = customer.react(customer.solved_reply(newly[-1], mood), scenario, state.step)
+        reply = customer.solved(scenario, state.step, newly, mood, photos)
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
     return f"{yes} {reply}" if yes else reply
@@ -489,6 +490,21 @@ _HANDOVER_RE = re.compile(
     r"teams?)\b",
     re.IGNORECASE,
 )
+# Photos the customer is asked to send ("send us photos of the damage", "Ask for photos"), and
+# mentions of photos that ask for none ("thanks for the photos", "no need to send photos").
+_PHOTOS_RE = re.compile(r"\b(?:photo|picture|image)s?\b", re.IGNORECASE)
+_NO_PHOTOS_WANTED_RE = re.compile(
+    r"\b(?:thanks?(?: you)? for|no need (?:to|for)|(?:don't|do not|needn't)(?: need to| have to)?)(?: \w+){0,3} "
+    r"(?:photo|picture|image)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_photos(text: str) -> bool:
+    """Whether an answer asks the customer for photos: its reply then says it will send them."""
+    return bool(_PHOTOS_RE.search(_NO_PHOTOS_WANTED_RE.sub("", text)))
+
+
 # The highest mood of a customer with an issue still open: neutral (see sentiment_label).
 _STILL_WAITING_MOOD = 0.35
 # Share of an earlier answer's words a message must repeat to be that answer again.
@@ -579,17 +595,19 @@ def _respond_without_solving(
             turn.notes.append("good first steps; policy still requires escalating this issue")
             mood = sentiment_label(state.sentiment + turn.sentiment)
             return customer.react(tone or customer.in_mood("interim", mood), scenario, state.step)
+    # A follow-up that asks for photos gets them promised, as an answer would.
+    follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
     if _accepted_an_offer(state) and not stuffed:
         # Carrying out what the customer just accepted: harmless, and not counted as slow.
         state.courtesy_steps += 1
         turn.notes.append("carrying out what the customer accepted")
-        return customer.react(tone or "follow_up", scenario, state.step)
+        return customer.react(tone or follow_up, scenario, state.step)
     if solves:
         if not _repeats_an_answer(state, action.text):
             # New words about an issue already answered (a confirmation, a detail): harmless,
             # and a step the efficiency component counts, not a repeat to charge.
             turn.notes.append("that issue was already answered: nothing new to solve")
-            return customer.react(tone or "follow_up", scenario, state.step)
+            return customer.react(tone or follow_up, scenario, state.step)
         turn.add("respond_repeat")
         turn.notes.append("that repeats an earlier answer")
         turn.mood(-0.05, -1)
@@ -732,7 +750,8 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left:  # triaged only: someone else will help
             return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
-        return customer.react("closed", scenario, state.step)
+        mood = sentiment_label(state.sentiment + turn.sentiment)
+        return customer.react(customer.in_mood("closed", mood), scenario, state.step)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
     missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []
