@@ -243,7 +243,7 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "category": state.category,
             "issue_type": state.issue_type,
             "priority": state.priority,
-            "kb_matches": scenario.kb_suggestions.get(state.category, ()),
+            "kb_matches": scenario.suggestions(state.category, state.issue_type),
             "revealed_facts": tuple([(name, facts.get(name) or "") for name in state.revealed]),
             "requestable_fields": brief.requestable_fields,
             "issue_types": brief.issue_types,

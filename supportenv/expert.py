@@ -75,10 +75,13 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     exp = scenario.expected
     kind = action.kind
     if not state.category:
-        if kind == "classify_issue":
-            return action.category == exp.category
-        return task_id != "issue_classification" and _asks_missing(scenario, state, action)
-    if task_id == "issue_classification":
+        if kind == "classify_issue":  # the triage gate's two: the priority is credited on its own
+            return action.category == exp.category and action.issue_type == exp.issue_type
+        if task_id == "issue_classification" or kind in ("respond_with_solution", "mark_resolved"):
+            return False  # the policy asks for the triage before an answer; closing skips it
+        # Nothing else waits for the triage in the stated policy: a right question, routing,
+        # escalation or article is as good before it as after (and its step reward says so).
+    elif task_id == "issue_classification":
         return kind == "mark_resolved"
     if kind == "respond_with_solution":
         judged = verdict(action.text, scenario.intent_keys, action.article_id)

@@ -298,7 +298,12 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
             left.append(f"{name} not answered")
     if not state.terminated:
         left.append("not closed")
-    score = credit / len(scenario.intents) * (1.0 if state.terminated else 0.7)
+    # A ticket filed under the wrong issue is not resolved as a supervisor would accept, however
+    # well it was answered: half credit, and the detail says so (the triage gate fails it too).
+    triaged = state.category == exp.category and state.issue_type == exp.issue_type
+    if not triaged:
+        left.append(f"triaged as {state.issue_type or 'nothing'}, not {exp.issue_type} (half credit)")
+    score = credit / len(scenario.intents) * (1.0 if state.terminated else 0.7) * (1.0 if triaged else 0.5)
     return score, "; ".join(left) or "every issue handled, closed"
 
 

@@ -220,8 +220,8 @@ def user_prompt(obs: Observation) -> str:
         "Facts the customer has given:",
         *(facts or ["(none yet)"]),
         "",
-        "Knowledge-base suggestions (articles of the category you set, by keyword score against the ticket; "
-        "they can be misleading):",
+        "Knowledge-base suggestions (the article of the issue type you set, then the other articles of the "
+        "category you set by keyword score against the ticket; they can be misleading):",
         *(
             matches
             or [

@@ -432,3 +432,58 @@ def test_an_account_email_gathered_in_time_counts_as_gathered():
     gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
     n = len(scenario.expected.facts)
     assert gathering.score == 1.0 and gathering.detail.startswith(f"{n}/{n} needed facts"), gathering.detail
+
+
+# ---- findings of the eleventh blind audit, and the exploits' classes ----
+
+
+def _with_issue_type(plan: list[Action], issue_type: str) -> list[Action]:
+    return [plan[0]._replace(issue_type=issue_type), *plan[1:]]
+
+
+@pytest.mark.parametrize("task_id", ["action_selection", HARD])
+def test_no_grade_is_full_marks_with_a_wrong_triage(task_id):
+    """A ticket filed under the wrong issue type fails the triage gate, and its score says so in
+    one component: action_selection's step quality (the classify step is below the expert's),
+    the hard task's resolution (half credit, the detail naming the type)."""
+    for seed in range(12):
+        plan = expert_plan(task_id, "validation", seed)
+        exp = generate(task_id, "validation", seed).expected
+        other = next(i.issue_id for i in ISSUE_TYPES if i.category == exp.category and i.issue_id != exp.issue_type)
+        scenario, state, _ = play(task_id, seed, _with_issue_type(plan, other), split="validation")
+        grade = grade_state(scenario, state)
+        assert "triage: wrong issue type" in grade.failed_gates
+        below = [c for c in grade.components if c.score < 1.0]
+        assert grade.score < 1.0 and below, (seed, grade)
+        if task_id == HARD:
+            resolution = next(c for c in grade.components if c.name == "resolution")
+            assert f"triaged as {other}, not {exp.issue_type}" in resolution.detail
+
+
+def test_the_suggestions_follow_the_triage_not_the_ticket():
+    """Once classified, the help desk suggests the article of the issue type set first, then the
+    category's others by keyword score: a fixed triage that trusts the top suggestion is handed
+    its own triage's article, never the ticket's."""
+    for seed in range(30):
+        scenario, state = new_episode(HARD, "validation", seed)
+        for issue in ISSUE_TYPES[:6]:
+            probe = start_state(scenario)
+            step(scenario, probe, classify(issue.category, issue.severity, issue.issue_id))
+            matches = observe(scenario, probe).kb_matches
+            assert matches[0][0] == issue.article_id
+            rest = [score for _, _, score in matches[1:]]
+            assert rest == sorted(rest, reverse=True)
+
+
+def test_routing_before_the_triage_is_not_a_hidden_rule():
+    """The policy asks for the triage before an answer, not before routing: a right routing and
+    escalation before classifying are expert-grade, as their step rewards say."""
+    # A ticket whose expert routes right after the triage (the facts in hand already).
+    seed = next(
+        s for s in range(200) if expert_plan("action_selection", "validation", s)[1].kind == "assign_department"
+    )
+    plan = expert_plan("action_selection", "validation", seed)
+    swapped = [plan[1], plan[0], *plan[2:]]
+    scenario, state, _ = play("action_selection", seed, swapped, split="validation")
+    quality = next(c for c in grade_state(scenario, state).components if c.name == "step_quality")
+    assert quality.score == 1.0, quality

@@ -108,13 +108,13 @@ def test_another_world_key_gives_other_ids_and_other_tickets():
 def test_the_public_world_is_pinned():
     """Without a key the public world is one fixed world (the README's example ticket); a change
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
-    scenario = generate(HARD, "test", 138)
+    scenario = generate(HARD, "test", 147)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
         "enterprise",
-        "terse",
-        ("refund_request/6", "app_crash/5"),
+        "polite",
+        ("payment_failure/3", "error_403/4", "shipping_policy_question/6"),
     )
-    assert scenario.hidden_facts[:2] == (("order_id", "ORD-449493"), ("amount", "600.00"))
+    assert scenario.hidden_facts[:2] == (("card_last_four", "9992"), ("amount", "304.30"))
 
 
 def test_world_key_settings(tmp_path):

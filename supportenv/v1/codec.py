@@ -225,7 +225,7 @@ def observation(scenario: Scenario, state: EpisodeState) -> bytes:
         parts += (_SENTIMENT_SCORE, score)
     if state.category:
         parts += (_CATEGORY, _SMALL[_CATEGORY_PB[state.category]])
-        matches = scenario.kb_suggestions[state.category]
+        matches = scenario.suggestions(state.category, state.issue_type)
         if matches:
             parts.append(_kb_suggestions(matches))
     if state.issue_type:

@@ -185,14 +185,30 @@ class Scenario:
 
     @cached_property
     def kb_suggestions(self) -> dict[str, tuple[tuple[str, str, float], ...]]:
-        """The knowledge-base articles the help desk suggests once the ticket is classified,
-        by the category set: (article_id, title, score), best first. Only the category's own
-        articles are searched, so the suggestions help an agent that triaged the ticket and
-        never triage it for one that did not."""
+        """The category's articles by keyword score against the opening message: (article_id,
+        title, score), best first, per category (see `suggestions`)."""
         return {
             category: tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in kb_matches(self.opening_message, category))
             for category in CATEGORIES
         }
+
+    @cached_property
+    def _suggestions(self) -> dict[tuple[str, str], tuple[tuple[str, str, float], ...]]:
+        table = {(category, ""): matches for category, matches in self.kb_suggestions.items()}
+        for issue in ISSUE_TYPES:
+            matches = self.kb_suggestions[issue.category]
+            own = next((m for m in matches if m[0] == issue.article_id), None)
+            own = own or (issue.article_id, ARTICLES_BY_ID[issue.article_id].title, 0.0)
+            table[issue.category, issue.issue_id] = (own, *(m for m in matches if m[0] != issue.article_id))
+        return table
+
+    def suggestions(self, category: str, issue_type: str) -> tuple[tuple[str, str, float], ...]:
+        """The knowledge-base articles the help desk suggests once the ticket is classified: the
+        article of the issue type set, then the other articles of the category set by keyword
+        score. Only the triage picks them, so they help an agent that triaged the ticket and
+        never triage it, nor correct a wrong triage, for one that did not (a fixed triage that
+        trusted the top suggestion would otherwise be handed the ticket's article)."""
+        return self._suggestions.get((category, issue_type)) or self._suggestions.get((category, ""), ())
 
     @cached_property
     def briefing(self) -> Briefing:

@@ -42,7 +42,7 @@ def describe(scenario: Scenario) -> str:
     lines.append(f"  policy:   {scenario.policy.name}")
     lines.append("  hidden facts:")
     lines.extend(f"    {name}: {value}" for name, value in scenario.hidden_facts)
-    lines.append("  knowledge-base suggestions, by the category the agent sets:")
+    lines.append("  knowledge-base suggestions, by the category the agent sets (the issue type's article first):")
     lines.extend(
         f"    {category}: " + (", ".join(f"{a} {score:.3f}" for a, _, score in matches) or "none")
         for category, matches in scenario.kb_suggestions.items()
