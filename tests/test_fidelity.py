@@ -465,7 +465,7 @@ def test_the_suggestions_follow_the_triage_not_the_ticket():
     category's others by keyword score: a fixed triage that trusts the top suggestion is handed
     its own triage's article, never the ticket's."""
     for seed in range(30):
-        scenario, state = new_episode(HARD, "validation", seed)
+        scenario, _ = new_episode(HARD, "validation", seed)
         for issue in ISSUE_TYPES[:6]:
             probe = start_state(scenario)
             step(scenario, probe, classify(issue.category, issue.severity, issue.issue_id))
