@@ -165,7 +165,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         f"routing: {_issues_with('over_refund_cap')}; caps: {caps}.",
         "With several issues to escalate, route to the first one's department.",
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
-        "Callbacks are only for premium and enterprise customers.",
+        "Callbacks are only for premium and enterprise customers, and help only when the case is escalated to a "
+        "specialist (who calls).",
         "Be polite; never blame the customer.",
     )
 

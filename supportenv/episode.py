@@ -635,12 +635,19 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.history.append(("agent", f"This article may help: {action.article_id} {title}", state.step))
     fresh = action.article_id not in state.articles
     state.articles.append(action.article_id)
-    if fresh and action.article_id in {issue.article_id for issue in scenario.intents}:
-        if _accepted_an_offer(state):  # the guide the customer just said yes to: not slow, not dear
-            state.courtesy_steps += 1
-            state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
+    own = {issue.article_id for issue in scenario.intents}
+    still_open = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
+    if fresh and (action.article_id in still_open or (action.article_id in own and _accepted_an_offer(state))):
+        # A guide to an open issue, or the one the customer just said yes to: expert-grade, so
+        # neither slow nor dear in the grade (its step reward pays for it).
+        state.courtesy_steps += 1
+        state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
         turn.mood(0.1)
+        return customer.react("article", scenario, state.step)
+    if fresh and action.article_id in own:
+        turn.add("kb_redundant")
+        turn.notes.append("that issue was already answered")
         return customer.react("article", scenario, state.step)
     turn.add("kb_wrong")
     turn.mood(-0.1, -1)
@@ -710,10 +717,18 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
-    state.history.append(("system", "Callback requested", state.step))
+    """The customer reads the reason, as it reads an escalation's."""
+    state.history.append(("system", f"Callback requested: {action.text or 'no reason given'}", state.step))
     if scenario.expected.callback_allowed and not state.callback:
         state.callback = True
-        turn.add("callback_ok")
+        if scenario.expected.escalate:
+            # The specialist taking the case over calls: expert-grade, neither slow nor dear.
+            state.courtesy_steps += 1
+            state.courtesy_cost += ACTION_COSTS.get("request_callback", 0.0)
+            turn.add("callback_ok")
+        else:
+            turn.add("callback_needless")
+            turn.notes.append("no specialist takes this case over, so a callback only adds cost")
         turn.mood(0.1)
         return customer.react("callback", scenario, state.step)
     turn.add("callback_not_allowed")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from supportenv import expert
 from supportenv.actions import Action
-from supportenv.catalog import IDENTITY_FACT, PRIORITIES
+from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
 from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, solved_all, unsolved
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
@@ -250,31 +250,43 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """Steps and money against the expert's; what was left undone is the other components' to charge."""
-    return _efficiency(scenario, state, opt, state.step)
+    return _efficiency(scenario, state, opt, state.step, state.cost)
 
 
 def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """action_selection's: a step no expert would take is step quality's to charge, so only the
-    expert-grade steps count here (asking one fact at a time is slow; a wrong step is wrong)."""
-    return _efficiency(scenario, state, opt, expert_grade_steps(scenario, state))
+    expert-grade steps and what they cost count here (asking one fact at a time is slow; a wrong
+    step is wrong)."""
+    below = steps_below_expert(scenario, state)
+    wasted = sum(ACTION_COSTS.get(state.actions[n - 1].kind, 0.0) for n in below)
+    return _efficiency(scenario, state, opt, state.step - len(below), state.cost - wasted)
 
 
-def _efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum, counted: int) -> tuple[float, str]:
+# Money is weighed against the expert's spend plus this much, so that an extra dollar over an
+# expert who spent nothing costs a little, not half the money credit.
+COST_SCALE = 10.0
+
+
+def _efficiency(
+    scenario: Scenario, state: EpisodeState, opt: _Optimum, counted: int, spent: float
+) -> tuple[float, str]:
     share, note = handled_share(scenario, state, opt)
     if not share:
         return 0.0, "no credit for speed before handling any issue"
-    # Safe first steps given before an escalation, and carrying out an offer the customer
-    # accepted, are credited, not counted as wasted steps.
+    # Safe first steps given before an escalation, an offer the customer accepted, and the
+    # expert-grade extras (a guide to an open issue, the specialist's callback) are credited,
+    # not counted as wasted steps or money.
     taken = counted - state.interim_steps - state.courtesy_steps
     steps = opt.steps / max(taken, opt.steps)
-    cost = (opt.cost + 1.0) / (max(state.cost - state.courtesy_cost, opt.cost) + 1.0)
+    charged = spent - state.courtesy_cost
+    cost = (opt.cost + COST_SCALE) / (max(charged, opt.cost) + COST_SCALE)
     spared = state.interim_steps + state.courtesy_steps
-    interim = f", of which {spared} safe first steps or accepted offers not counted" if spared else ""
+    interim = f", of which {spared} safe first steps, accepted offers or helpful extras not counted" if spared else ""
     counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"
+    counted_cost = f"${charged:.0f} counted of ${state.cost:.0f}" if charged != state.cost else f"${state.cost:.0f}"
     return (
         (0.5 * steps + 0.5 * cost) * share,
-        f"{counted_steps}{interim} (the expert's: {opt.steps}), ${state.cost:.0f} (the expert's: ${opt.cost:.0f})"
-        + note,
+        f"{counted_steps}{interim} (the expert's: {opt.steps}), {counted_cost} (the expert's: ${opt.cost:.0f})" + note,
     )
 
 

@@ -125,14 +125,15 @@ def _example(kind: str) -> str:
 
 _TRIAGE_RULE = (
     "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
-    "priority of its most severe issue (an issue the customer only mentions from the past does not count)."
+    "priority of its most severe issue (an issue the customer only mentions from the past does not count, nor "
+    "does small talk about anything that is not one of the issue types below)."
 )
 _HANDLING_RULE = (
     " Handle every issue: answer what you can solve (one answer may cover several issues: say each "
     "solution in words and cite the article of one of them), route and escalate what policy requires; "
     "safe first steps for an issue you must escalate may come before the escalation. Facts come "
-    "only from the customer: ask for them by field name. The customer reads your questions, answers and "
-    "escalation reasons (never department notes), and they are judged for tone."
+    "only from the customer: ask for them by field name. The customer reads your questions, answers, "
+    "escalation and callback reasons (never department notes), and they are judged for tone."
 )
 
 

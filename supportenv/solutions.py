@@ -198,12 +198,26 @@ def steps_said(text: str) -> frozenset[str]:
     return frozenset(owner for step, owner in _STEPS if len(step & words) >= max(2, STEP_COVERAGE * len(step)))
 
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
+# Where a sentence ends: its punctuation, or a line break (a list's items are sentences too).
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;:])\s+|\s*\n\s*")
+# Small words of phrasal verbs and clauses ("look up", "sign out", "when"): part of a step's key
+# words, but too common to show on their own that a sentence says that step.
+_PARTICLES = frozenset(("up", "out", "back", "off", "down", "over", "when", "if", "so", "no", "then", "again"))
+
+
+def _sentence_says(step: frozenset[str], words: set[str]) -> bool:
+    key = step - _PARTICLES
+    return len(key & words) >= max(2, STEP_COVERAGE * len(key))
 
 
 def steps_said_in_a_sentence(text: str) -> frozenset[str]:
-    """The issues one of whose article's steps a single sentence of the text says. Stricter than
-    `steps_said`: a long answer gathers many words, and across its sentences they can cover another
-    article's step by chance ("processed" here, "on its way" there); charging an answer for saying
-    another issue's fix needs the fix said in one place."""
-    return frozenset().union(*(steps_said(sentence) for sentence in _SENTENCE_END_RE.split(text)))
+    """The issues one of whose article's steps a single sentence of the text says, in its key
+    words other than particles. Stricter than `steps_said`: a long answer gathers many words,
+    and across its sentences (or in its small words: "look up", "sign out") they can cover
+    another article's step by chance; charging an answer for saying another issue's fix needs
+    the fix said in one place, in words that carry it."""
+    said: set[str] = set()
+    for sentence in _SENTENCE_END_RE.split(text):
+        words = set(content_stems(sentence))
+        said.update(owner for step, owner in _STEPS if _sentence_says(step, words))
+    return frozenset(said)

@@ -104,12 +104,15 @@ def test_identity_must_be_verified_before_refunds():
 
 
 def test_callbacks_only_for_premium_and_enterprise():
-    for tier, ok in (("regular", False), ("premium", True)):
-        seed = seed_where(lambda s, t=tier: s.tier == t)
+    """Allowed for premium and enterprise customers, and paid for only when a specialist takes
+    the case (as the policy says); a regular customer's is a violation."""
+    for tier, escalating, paid in (("regular", True, ""), ("premium", True, "callback_ok"), ("premium", False, "")):
+        seed = seed_where(lambda s, t=tier, e=escalating: s.tier == t and s.expected.escalate == e)
         scenario, state = new_episode(HARD, "train", seed)
         result = step(scenario, state, callback("call me"))
-        assert ("callback_ok" in dict(result.breakdown)) == ok
-        assert ("callback_not_allowed" in state.violations) == (not ok)
+        assert ("callback_ok" in dict(result.breakdown)) == bool(paid)
+        assert ("callback_not_allowed" in state.violations) == (tier == "regular")
+        assert ("callback_needless" in dict(result.breakdown)) == (tier == "premium" and not escalating)
 
 
 def test_policy_is_stated_to_the_agent():

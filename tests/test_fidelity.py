@@ -460,6 +460,16 @@ def test_no_grade_is_full_marks_with_a_wrong_triage(task_id):
             assert f"triaged as {other}, not {exp.issue_type}" in resolution.detail
 
 
+def test_a_long_answer_in_a_list_is_not_taken_for_stuffing():
+    """From blind audit round 12: a detailed answer in numbered sections with bullet lines, whose
+    small words ("look ... up", "signing in ... locked out") meet other articles' steps, solves
+    both issues it covers and is not stuffed."""
+    text = "Thank you, Maria, that confirms you're the account holder for maria.89@mail.test, so I can help with both requests right away, and I'm sorry the earlier experience didn't go the way it should have.\n\n1) Changing the email on your account\n- Sign in and open Account settings (click your profile picture in the top-right corner, then Account settings).\n- Find the Login email field, replace maria.89@mail.test with the address you'd like to use, and save.\n- We'll send a confirmation link to the new address. The change only takes effect once you click that link, so please check your spam or promotions folder if it doesn't arrive within a few minutes.\n- Until you confirm, you can keep signing in with your current address, so there's no risk of getting locked out in the meantime.\n\n2) Cancelling your subscription\n- I've cancelled the subscription for you from the plan settings, so you don't need to do anything further.\n- No further renewals will be billed. You'll keep access to anything you've already paid for until the end of the current period.\n- You'll receive a cancellation confirmation at your account email for your records.\n\nIf anything about either of these doesn't look right when you check, just reply here and I'll pick it straight up. Thanks for your patience."
+    judged = verdict(text, (("email_change", "KB-ACC-02"), ("subscription_cancel", "KB-BIL-04")), "KB-ACC-02")
+    assert judged.solves == ("email_change", "subscription_cancel") and not judged.stuffed
+    assert judged.wrong_solutions == 0
+
+
 def test_the_suggestions_follow_the_triage_not_the_ticket():
     """Once classified, the help desk suggests the article of the issue type set first, then the
     category's others by keyword score: a fixed triage that trusts the top suggestion is handed
@@ -487,3 +497,36 @@ def test_routing_before_the_triage_is_not_a_hidden_rule():
     scenario, state, _ = play("action_selection", seed, swapped, split="validation")
     quality = next(c for c in grade_state(scenario, state).components if c.name == "step_quality")
     assert quality.score == 1.0, quality
+
+
+def _extras(scenario, plan: list[Action]) -> dict[str, Action]:
+    answered = next((a for a in plan if a.kind == "respond_with_solution"), None)
+    extras = {"callback": Action("request_callback", text="A specialist will call you to follow up.")}
+    if answered is not None:
+        extras["article already answered"] = Action("suggest_knowledge_base", article_id=answered.article_id)
+    return extras
+
+
+@pytest.mark.parametrize("task_id", ["action_selection", HARD])
+def test_an_optional_extra_is_paid_by_the_step_reward_only_when_the_grade_agrees(task_id):
+    """From blind audit round 12: a callback or an article sent before closing changes the return
+    and the grade the same way. Paid (the specialist's callback for a premium case), it costs
+    nothing in the grade; not needed (no specialist calls, an issue already answered), it earns
+    less return and a lower grade; a dollar over an expert who spent nothing costs a little."""
+    checked = 0
+    for seed in range(40):
+        plan = expert_plan(task_id, "validation", seed)
+        scenario = generate(task_id, "validation", seed)
+        best = _return_and_grade(task_id, seed, plan)
+        for name, extra in _extras(scenario, plan).items():
+            if name == "callback" and not scenario.expected.callback_allowed:
+                continue
+            got = _return_and_grade(task_id, seed, [*plan[:-1], extra, plan[-1]])
+            where = f"{task_id} seed {seed}, {name}: return, grade {got} vs the expert's {best}"
+            if got[1] < best[1] - 1e-9:
+                assert got[0] < best[0] - 1e-9, where
+                assert got[1] >= best[1] - 0.1, where  # one extra step or $10, not a fifth of the grade
+            else:
+                assert name == "callback" and scenario.expected.escalate, where
+            checked += 1
+    assert checked >= 40
