@@ -464,7 +464,22 @@ def test_a_long_answer_in_a_list_is_not_taken_for_stuffing():
     """From blind audit round 12: a detailed answer in numbered sections with bullet lines, whose
     small words ("look ... up", "signing in ... locked out") meet other articles' steps, solves
     both issues it covers and is not stuffed."""
-    text = "Thank you, Maria, that confirms you're the account holder for maria.89@mail.test, so I can help with both requests right away, and I'm sorry the earlier experience didn't go the way it should have.\n\n1) Changing the email on your account\n- Sign in and open Account settings (click your profile picture in the top-right corner, then Account settings).\n- Find the Login email field, replace maria.89@mail.test with the address you'd like to use, and save.\n- We'll send a confirmation link to the new address. The change only takes effect once you click that link, so please check your spam or promotions folder if it doesn't arrive within a few minutes.\n- Until you confirm, you can keep signing in with your current address, so there's no risk of getting locked out in the meantime.\n\n2) Cancelling your subscription\n- I've cancelled the subscription for you from the plan settings, so you don't need to do anything further.\n- No further renewals will be billed. You'll keep access to anything you've already paid for until the end of the current period.\n- You'll receive a cancellation confirmation at your account email for your records.\n\nIf anything about either of these doesn't look right when you check, just reply here and I'll pick it straight up. Thanks for your patience."
+    text = (
+        "Thank you, Maria, that confirms you're the account holder for maria.89@mail.test, so I can help "
+        "with both requests right away, and I'm sorry the earlier experience didn't go the way it should "
+        "have.\n\n1) Changing the email on your account\n- Sign in and open Account settings (click your "
+        "profile picture in the top-right corner, then Account settings).\n- Find the Login email field, "
+        "replace maria.89@mail.test with the address you'd like to use, and save.\n- We'll send a "
+        "confirmation link to the new address. The change only takes effect once you click that link, so "
+        "please check your spam or promotions folder if it doesn't arrive within a few minutes.\n- Until "
+        "you confirm, you can keep signing in with your current address, so there's no risk of getting "
+        "locked out in the meantime.\n\n2) Cancelling your subscription\n- I've cancelled the subscription "
+        "for you from the plan settings, so you don't need to do anything further.\n- No further renewals "
+        "will be billed. You'll keep access to anything you've already paid for until the end of the "
+        "current period.\n- You'll receive a cancellation confirmation at your account email for your "
+        "records.\n\nIf anything about either of these doesn't look right when you check, just reply here "
+        "and I'll pick it straight up. Thanks for your patience."
+    )
     judged = verdict(text, (("email_change", "KB-ACC-02"), ("subscription_cancel", "KB-BIL-04")), "KB-ACC-02")
     assert judged.solves == ("email_change", "subscription_cancel") and not judged.stuffed
     assert judged.wrong_solutions == 0
