@@ -490,18 +490,29 @@ _HANDOVER_RE = re.compile(
     r"teams?)\b",
     re.IGNORECASE,
 )
-# Photos the customer is asked to send ("send us photos of the damage", "Ask for photos"), and
-# mentions of photos that ask for none ("thanks for the photos", "no need to send photos").
-_PHOTOS_RE = re.compile(r"\b(?:photo|picture|image)s?\b", re.IGNORECASE)
+# Photos the customer is asked to send: a request for them ("send us photos", "could you take a
+# picture?", "Ask for photos") or photos of the item, its damage or its packaging ("a photo of the
+# damage", "pictures of the parcel"); never a mere mention ("click your profile picture"), photos
+# that ask for none ("thanks for the photos", "no need to send photos") or a photo ID.
+_PHOTO = r"(?:photo(?:graph)?|picture|pic|image|snapshot)s?\b(?! id\b)"
+_PHOTOS_RE = re.compile(
+    r"\b(?:send|sending|share|attach|upload|email|e-mail|forward|take|snap|provide|include|reply with|ask(?:ing)? for"
+    r"|need)(?: (?!(?:profile|avatar|display|cover|background)\b)[\w'-]+){0,4} " + _PHOTO + "|"
+    r"\b" + _PHOTO + r" (?:\w+ ){0,2}of (?:the |your |its |any |what )?(?:\w+ ){0,2}"
+    r"(?:damage|damaged|item|items|product|parcel|package|packaging|box|contents|order|delivery|breakage|label"
+    r"|dents?|cracks?|scratch(?:es)?|it|them|that|this)\b",
+    re.IGNORECASE,
+)
 _NO_PHOTOS_WANTED_RE = re.compile(
     r"\b(?:thanks?(?: you)? for|no need (?:to|for)|(?:don't|do not|needn't)(?: need to| have to)?)(?: \w+){0,3} "
-    r"(?:photo|picture|image)s?\b",
+    r"(?:photo(?:graph)?|picture|pic|image|snapshot)s?\b",
     re.IGNORECASE,
 )
 
 
 def _asks_for_photos(text: str) -> bool:
-    """Whether an answer asks the customer for photos: its reply then says it will send them."""
+    """Whether an answer asks the customer for photos of the item, its damage or its packaging:
+    its reply then says it will send them."""
     return bool(_PHOTOS_RE.search(_NO_PHOTOS_WANTED_RE.sub("", text)))
 
 
@@ -530,13 +541,25 @@ def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
 
 # What a customer says first to an answer that ends by asking it something: an offer gets a
 # yes, a request to check something a confirmation.
-_OFFER_RE = re.compile(r"\b(?:would you like|shall i|do you want|want me to|if you like|if you'd like)\b", re.I)
+_OFFER_RE = re.compile(
+    r"\b(?:would you like|shall i|do you want|want me to|if you(?:'d| would)? (?:like|want|wish|prefer))\b", re.I
+)
+# An offer put as a statement, not a question: "If you'd like, I can subscribe you to updates.",
+# "I can also send you a summary if you want.", "Would you like me to email you the steps."
+_STATED_OFFER_RE = re.compile(
+    r"^(?:would you like|shall i|do you want)\b|"
+    r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b.*\b(?:i|we)(?:'ll|'d| can| could| will| would)\b|"
+    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b.*\bif you(?:'d| would)? (?:like|want|wish|prefer)\b",
+    re.I,
+)
 
 
 def _last_question(text: str) -> str:
-    """The answer's last sentence that asks something, or "" (sentences end at a stop and a
-    space, so an email address or a price does not cut one)."""
-    questions = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.endswith("?")]
+    """The answer's last sentence that asks something (a question, or an offer put as a
+    statement: "If you'd like, I can ..."), or "" (sentences end at a stop and a space, so an
+    email address or a price does not cut one)."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    questions = [s for s in sentences if s.endswith("?") or _STATED_OFFER_RE.search(s)]
     return questions[-1] if questions else ""
 
 

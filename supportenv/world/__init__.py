@@ -83,7 +83,7 @@ _MISLEADING = (
     'I looked through your help pages (I found "{title}") but nothing covered this.',
     'The closest thing I could find on your site was "{title}", which isn\'t quite my situation.',
 )
-_MISLEADING_PAST = "Last month I had a problem with {issue} too."
+_MISLEADING_PAST = "Last month I wrote in about {issue} too."
 # Words that no calm customer writes: a message with one starts the customer frustrated at best.
 _UPSET_RE = re.compile(
     r"\b(?:unhappy|not happy|hacked|stolen|compromised|worst|unacceptable|furious|ridiculous|unbelievable"
