@@ -287,6 +287,16 @@ class _Turn:
         self.patience += patience
 
 
+def _sentiment_after(state: EpisodeState, turn: _Turn) -> float:
+    """The sentiment this step leaves, as `advance` stores it (rounded, so that 0.6 - 0.2 is 0.4)."""
+    return max(-1.0, min(1.0, rounded(state.sentiment + turn.sentiment, 6)))
+
+
+def _mood_after(state: EpisodeState, turn: _Turn) -> str:
+    """The label the customer shows after this step's changes so far: what its reply's words fit."""
+    return sentiment_label(_sentiment_after(state, turn))
+
+
 def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     """Apply one (validated) action. Raises EpisodeFinishedError after the end."""
     total, parts = advance(scenario, state, action)
@@ -326,7 +336,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         turn.mood(-0.5, -2)
         state.rude += 1
     state.cost += ACTION_COSTS.get(kind, 0.0)
-    state.sentiment = max(-1.0, min(1.0, rounded(state.sentiment + turn.sentiment, 6)))
+    state.sentiment = _sentiment_after(state, turn)
     state.patience += turn.patience
     if state.patience <= 0 and not state.terminated:
         state.truncated = state.customer_left = True
@@ -477,7 +487,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             remaining=customer.issue_words(waiting),
         )
     else:
-        mood = sentiment_label(state.sentiment + turn.sentiment)
+        mood = _mood_after(state, turn)
         reply = customer.solved(scenario, state.step, newly, mood, photos)
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
@@ -616,7 +626,7 @@ def _respond_without_solving(
             state.interim_steps += 1
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
-            mood = sentiment_label(state.sentiment + turn.sentiment)
+            mood = _mood_after(state, turn)
             return customer.react(tone or customer.in_mood("interim", mood), scenario, state.step)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
@@ -727,9 +737,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
-    return customer.react(
-        customer.in_mood("escalated", sentiment_label(state.sentiment + turn.sentiment)), scenario, state.step
-    )
+    return customer.react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state.step)
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -773,7 +781,7 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left:  # triaged only: someone else will help
             return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
-        mood = sentiment_label(state.sentiment + turn.sentiment)
+        mood = _mood_after(state, turn)
         return customer.react(customer.in_mood("closed", mood), scenario, state.step)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
