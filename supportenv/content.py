@@ -1310,7 +1310,7 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "return_label": ("the return label", "steps", REQUEST),
     "account_locked": ("getting back into my account", "fix", FAULT),
     "email_change": ("changing my account email", "steps", REQUEST),
-    "account_takeover": ("someone getting into my account", "promise", FAULT),
+    "account_takeover": ("the suspicious activity on my account", "promise", FAULT),
     "two_factor_lost": ("my login code", "fix", FAULT),
     "data_deletion": ("deleting my account", "promise", REQUEST),
     "error_403": ("the access error", "fix", FAULT),
@@ -1318,7 +1318,7 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "service_outage": ("the outage", "info", FAULT),
     "slow_performance": ("the slowness", "fix", FAULT),
     "integration_failure": ("our integration", "fix", FAULT),
-    "feature_request": ("my suggestion", "noted", IDEA),
+    "feature_request": ("my feature idea", "noted", IDEA),
     "shipping_policy_question": ("my shipping question", "info", QUESTION),
 }
 
@@ -1417,10 +1417,12 @@ REACTIONS = {
     "solved_info_plain": (
         "Thanks, that answers my question.",
         "Okay, that answers it, thanks.",
+        "Okay, thanks, that's what I wanted to know.",
     ),
     "solved_info_grudging": (
         "Okay, fine. That answers it, I suppose.",
         "Right. Could have told me that sooner.",
+        "Fine. That's all I wanted to know, I suppose.",
     ),
     "solved_photos_too": (
         "{reply} I'll send the photos over shortly, too.",
@@ -1447,25 +1449,26 @@ REACTIONS = {
         "{reply} I hope someone reads my suggestion, too.",
     ),
     "partly_solved": (
-        "Thanks, that helps with {issue}, but I still need help with {remaining}.",
+        "Thanks, that covers {issue}, but what about {remaining}?",
         "Okay, that covers {issue}. What about {remaining}?",
-        "Thanks for the help with {issue}. I still need help with {remaining}, though.",
+        "Thanks, that's {issue} taken care of. You haven't got to {remaining} yet, though.",
     ),
     # The same, to an answer that asked for photos.
     "partly_solved_photos": (
-        "Thanks, that helps with {issue}, and I'll send the photos you asked for. I still need help with {remaining}.",
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. But what about {remaining}?",
         "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
-        "Thanks for the help with {issue}. I'll send the photos now, but I still need help with {remaining}.",
+        "Thanks, that's {issue} taken care of. I'll send the photos now, but you haven't got to {remaining} yet.",
     ),
     "partly_solved_handover": (
-        "Thanks, that helps with {issue}. I'll wait to hear about {remaining}.",
+        "Thanks, that covers {issue}. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",
-        "Thanks for the help with {issue}. I'll wait for the team on {remaining}.",
+        "Thanks, that's {issue} taken care of. I'll wait for the team to sort out {remaining}.",
     ),
     "partly_solved_handover_photos": (
-        "Thanks, that helps with {issue}, and I'll send the photos you asked for. I'll wait to hear about {remaining}.",
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll send the photos now and look out for news on {remaining}.",
-        "Thanks for the help with {issue}. The photos are on their way, and I'll wait for the team on {remaining}.",
+        "Thanks, that's {issue} taken care of. The photos are on their way, and I'll wait for the team to sort out "
+        "{remaining}.",
     ),
     "missing_facts": (
         "Don't you need my {fact} to sort this out?",
@@ -1473,8 +1476,8 @@ REACTIONS = {
         "Shouldn't you ask for my {fact} first?",
     ),
     "unhelpful": (
-        "That doesn't help me with {issue} at all.",
-        "I don't see how that answers my question about {issue}.",
+        "That has nothing to do with {issue}.",
+        "I don't see what that has to do with {issue}.",
         "Sorry, but that's not what I asked about.",
         "That doesn't solve anything.",
     ),
@@ -1521,8 +1524,8 @@ REACTIONS = {
         "I'd like to speak to someone who'll treat me with some respect.",
     ),
     "premature": (
-        "Wait, {issue} isn't sorted yet!",
-        "You can't just close this, {issue} isn't sorted.",
+        "Wait, you haven't sorted out {issue} yet!",
+        "You can't just close this, we haven't dealt with {issue}.",
         "Hold on, we're not done with {issue}.",
         "Hang on, you haven't actually helped me with {issue} yet.",
     ),
@@ -1568,7 +1571,7 @@ REACTIONS = {
     ),
     "closed_unhelped": (
         "Okay... so someone will get back to me about {issue}?",
-        "Alright. I take it someone else will help me with {issue}, then?",
+        "Alright. I take it someone else will deal with {issue}, then?",
     ),
     # Goodbyes in the mood shown, as the solved replies.
     "closed": (

@@ -137,15 +137,22 @@ def solved_reply(issue_id: str, mood: str, asked_for_photos: bool) -> str:
     return in_mood("solved_" + kind, mood)
 
 
+# Words of a solved reply that fit only an answer to one issue.
+_ONE_ISSUE_RE = re.compile(r"\b(?:my question|answers it)\b", re.IGNORECASE)
+
+
 def solved(scenario: Scenario, step: int, issue_ids: list[str], mood: str, asked_for_photos: bool) -> str:
     """The customer's reply to an answer that solved its last open issues (`issue_ids`): the reply
     to the main one, the last that is not an idea (a fix matters more to a customer than its
     suggestion noted), then the photos the answer asked for and the idea it passed on, where
-    that reply does not say them already."""
+    that reply does not say them already. An answer to several issues gets a reply that fits several."""
     ideas = [i for i in issue_ids if content.ISSUE_WORDS[i][2] == content.IDEA]
     main = next((i for i in reversed(issue_ids) if i not in ideas), issue_ids[-1])
     kind = solved_reply(main, mood, asked_for_photos)
-    reply = react(kind, scenario, step)
+    options = content.REACTIONS[kind]
+    if len(issue_ids) - len(ideas) > 1:  # "that answers my question" is for one issue, not several
+        options = tuple([t for t in options if not _ONE_ISSUE_RE.search(t)])
+    reply = _pick(f"{scenario.ticket_id}|{step}|{kind}", options)
     if asked_for_photos and not kind.startswith("solved_photos"):
         reply = react(in_mood("solved_photos_too", mood), scenario, step, reply=reply)
     if ideas and main not in ideas:

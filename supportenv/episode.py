@@ -287,6 +287,16 @@ class _Turn:
         self.patience += patience
 
 
+def _sentiment_after(state: EpisodeState, turn: _Turn) -> float:
+    """The sentiment this step leaves, as `advance` stores it (rounded, so that 0.6 - 0.2 is 0.4)."""
+    return max(-1.0, min(1.0, rounded(state.sentiment + turn.sentiment, 6)))
+
+
+def _mood_after(state: EpisodeState, turn: _Turn) -> str:
+    """The label the customer shows after this step's changes so far: what its reply's words fit."""
+    return sentiment_label(_sentiment_after(state, turn))
+
+
 def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     """Apply one (validated) action. Raises EpisodeFinishedError after the end."""
     total, parts = advance(scenario, state, action)
@@ -326,7 +336,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         turn.mood(-0.5, -2)
         state.rude += 1
     state.cost += ACTION_COSTS.get(kind, 0.0)
-    state.sentiment = max(-1.0, min(1.0, rounded(state.sentiment + turn.sentiment, 6)))
+    state.sentiment = _sentiment_after(state, turn)
     state.patience += turn.patience
     if state.patience <= 0 and not state.terminated:
         state.truncated = state.customer_left = True
@@ -477,7 +487,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             remaining=customer.issue_words(waiting),
         )
     else:
-        mood = sentiment_label(state.sentiment + turn.sentiment)
+        mood = _mood_after(state, turn)
         reply = customer.solved(scenario, state.step, newly, mood, photos)
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
@@ -490,18 +500,29 @@ _HANDOVER_RE = re.compile(
     r"teams?)\b",
     re.IGNORECASE,
 )
-# Photos the customer is asked to send ("send us photos of the damage", "Ask for photos"), and
-# mentions of photos that ask for none ("thanks for the photos", "no need to send photos").
-_PHOTOS_RE = re.compile(r"\b(?:photo|picture|image)s?\b", re.IGNORECASE)
+# Photos the customer is asked to send: a request for them ("send us photos", "could you take a
+# picture?", "Ask for photos") or photos of the item, its damage or its packaging ("a photo of the
+# damage", "pictures of the parcel"); never a mere mention ("click your profile picture"), photos
+# that ask for none ("thanks for the photos", "no need to send photos") or a photo ID.
+_PHOTO = r"(?:photo(?:graph)?|picture|pic|image|snapshot)s?\b(?! id\b)"
+_PHOTOS_RE = re.compile(
+    r"\b(?:send|sending|share|attach|upload|email|e-mail|forward|take|snap|provide|include|reply with|ask(?:ing)? for"
+    r"|need)(?: (?!(?:profile|avatar|display|cover|background)\b)[\w'-]+){0,4} " + _PHOTO + "|"
+    r"\b" + _PHOTO + r" (?:\w+ ){0,2}of (?:the |your |its |any |what )?(?:\w+ ){0,2}"
+    r"(?:damage|damaged|item|items|product|parcel|package|packaging|box|contents|order|delivery|breakage|label"
+    r"|dents?|cracks?|scratch(?:es)?|it|them|that|this)\b",
+    re.IGNORECASE,
+)
 _NO_PHOTOS_WANTED_RE = re.compile(
     r"\b(?:thanks?(?: you)? for|no need (?:to|for)|(?:don't|do not|needn't)(?: need to| have to)?)(?: \w+){0,3} "
-    r"(?:photo|picture|image)s?\b",
+    r"(?:photo(?:graph)?|picture|pic|image|snapshot)s?\b",
     re.IGNORECASE,
 )
 
 
 def _asks_for_photos(text: str) -> bool:
-    """Whether an answer asks the customer for photos: its reply then says it will send them."""
+    """Whether an answer asks the customer for photos of the item, its damage or its packaging:
+    its reply then says it will send them."""
     return bool(_PHOTOS_RE.search(_NO_PHOTOS_WANTED_RE.sub("", text)))
 
 
@@ -530,13 +551,25 @@ def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
 
 # What a customer says first to an answer that ends by asking it something: an offer gets a
 # yes, a request to check something a confirmation.
-_OFFER_RE = re.compile(r"\b(?:would you like|shall i|do you want|want me to|if you like|if you'd like)\b", re.I)
+_OFFER_RE = re.compile(
+    r"\b(?:would you like|shall i|do you want|want me to|if you(?:'d| would)? (?:like|want|wish|prefer))\b", re.I
+)
+# An offer put as a statement, not a question: "If you'd like, I can subscribe you to updates.",
+# "I can also send you a summary if you want.", "Would you like me to email you the steps."
+_STATED_OFFER_RE = re.compile(
+    r"^(?:would you like|shall i|do you want)\b|"
+    r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b.*\b(?:i|we)(?:'ll|'d| can| could| will| would)\b|"
+    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b.*\bif you(?:'d| would)? (?:like|want|wish|prefer)\b",
+    re.I,
+)
 
 
 def _last_question(text: str) -> str:
-    """The answer's last sentence that asks something, or "" (sentences end at a stop and a
-    space, so an email address or a price does not cut one)."""
-    questions = [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.endswith("?")]
+    """The answer's last sentence that asks something (a question, or an offer put as a
+    statement: "If you'd like, I can ..."), or "" (sentences end at a stop and a space, so an
+    email address or a price does not cut one)."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    questions = [s for s in sentences if s.endswith("?") or _STATED_OFFER_RE.search(s)]
     return questions[-1] if questions else ""
 
 
@@ -593,7 +626,7 @@ def _respond_without_solving(
             state.interim_steps += 1
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
-            mood = sentiment_label(state.sentiment + turn.sentiment)
+            mood = _mood_after(state, turn)
             return customer.react(tone or customer.in_mood("interim", mood), scenario, state.step)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
@@ -711,9 +744,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
-    return customer.react(
-        customer.in_mood("escalated", sentiment_label(state.sentiment + turn.sentiment)), scenario, state.step
-    )
+    return customer.react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state.step)
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -765,7 +796,7 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left:  # triaged only: someone else will help
             return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
         turn.mood(0.1)
-        mood = sentiment_label(state.sentiment + turn.sentiment)
+        mood = _mood_after(state, turn)
         return customer.react(customer.in_mood("closed", mood), scenario, state.step)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)

@@ -547,3 +547,120 @@ def test_goodbyes_fit_the_mood_shown():
     step(scenario, state, resolve())
     assert _reply_now(state) in content.REACTIONS["closed_grudging"], (_reply_now(state), state.sentiment)
     assert seen >= {"closed", "closed_plain"}, seen
+
+
+# ---- from blind audit round 12: requests not keywords, facts that fit, words and mood, labels, offers ----
+
+
+def test_only_a_request_for_photos_gets_them_promised():
+    """ "... And I'll send you the photos now." after an answer that said "click your profile
+    picture": only a request for photos (or photos of the item, its damage or its packaging) is
+    one, never a mere mention of a picture."""
+    from supportenv.episode import _asks_for_photos
+
+    asks = (
+        "Here is what we will do: Ask for photos of the damage and the packaging.",
+        "Could you send us a few photos of the damage for the carrier?",
+        "Please send photos.",
+        "Could you reply with a few photos of the damage?",
+        "A photo of the damage would help us.",
+        "Pictures of the parcel, please.",
+        "Please attach a couple of clear pictures.",
+        "Could you take a picture of the box?",
+        "We need photos of the packaging too.",
+        "Please email us images of the damaged item.",
+    )
+    mentions = (
+        "Click your profile picture, then choose Settings.",
+        "Tap your profile picture in the top corner and pick Security.",
+        "Upload a new profile picture in settings.",
+        "The picture on our website shows the colour.",
+        "Please have your photo ID ready.",
+        "You can change your display picture under Account.",
+        "Our image server was down; it is fixed now.",
+        "Open the picture gallery tab.",
+        "Thanks for the photos, we will replace it.",
+        "There is no need to send photos.",
+    )
+    assert all(_asks_for_photos(t) for t in asks), [t for t in asks if not _asks_for_photos(t)]
+    assert not any(_asks_for_photos(t) for t in mentions), [t for t in mentions if _asks_for_photos(t)]
+    seed = seed_where(lambda s: [i.issue_id for i in s.intents] == ["account_locked"] and not s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    reply = _answer(scenario, state, ["account_locked"], after=" Then click your profile picture to check it.")
+    assert "photo" not in reply.lower(), reply
+
+
+def test_an_answer_to_several_issues_gets_a_reply_for_several():
+    """ "Brilliant, that answers my question. Thanks!" to one answer that covered an outage and a
+    refund's status: a reply to several issues answered at once never speaks of one question."""
+    from supportenv.gym.features import _SOLVED
+
+    singular = re.compile(r"\b(?:my question|answers it)\b", re.I)
+    for mood in ("satisfied", "neutral", "frustrated"):
+        for kind in ("fix", "steps", "photos", "promise", "done", "noted", "info"):
+            assert any(not singular.search(t) for t in content.REACTIONS[customer.in_mood("solved_" + kind, mood)])
+    seeds = [
+        seed
+        for seed in range(3_000)
+        if len((s := generate(HARD, "train", seed)).expected.solvable) >= 2
+        and not s.expected.escalate
+        and "feature_request" not in s.expected.solvable
+        and any(content.ISSUE_WORDS[i][1] == "info" for i in s.expected.solvable)
+    ]
+    assert len(seeds) >= 10
+    for seed in seeds:
+        scenario, state = new_episode(HARD, "train", seed)
+        reply = _answer(scenario, state, list(scenario.expected.solvable))
+        assert not singular.search(reply) and _SOLVED.fullmatch(reply), (seed, reply)
+
+
+def test_an_offer_at_the_end_of_an_answer_gets_a_yes():
+    """ "If you'd like, I can subscribe you to status updates." at the end of a solving answer
+    was ignored: an offer put as a statement is an offer too ("If you'd like, I can ...", "I can
+    also ... if you want", "Would you like me to ..."), and a plain statement is none."""
+    from supportenv.episode import _last_question, _yes_to
+
+    offers = (
+        "Done. If you'd like, I can subscribe you to status updates.",
+        "Done. I can also email you a summary if you want.",
+        "Done. Would you like me to email you a summary?",
+        "Done. If you like, we can send you a reminder when it ships.",
+        "Done. Would you like me to send you the steps by email.",
+    )
+    for text in offers:
+        assert _yes_to(_last_question(text)) == "Yes, please.", text
+    for text in ("Done. You can reset it yourself if you want to.", "Done. It should arrive on Monday."):
+        assert _yes_to(_last_question(text)) == "", text
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and not s.expected.facts)
+    scenario, state = new_episode(HARD, "train", seed)
+    reply = _answer(
+        scenario, state, list(scenario.expected.solvable), after=" If you'd like, I can email you a summary."
+    )
+    assert reply.startswith("Yes, please. "), reply
+
+
+def test_every_issue_reads_naturally_in_every_reply_that_names_it():
+    """ "I'll wait for the team on someone getting into my account." (the customer had written of
+    suspicious activity) and "I still need help with my suggestion" (a feature idea): every reply
+    that names issues reads naturally with every issue's label, alone or with another."""
+    bad = re.compile(
+        r"\bon someone\b|\bwith someone\b|\bsomeone getting\b|help (?:me )?with my (?:suggestion|feature idea)"
+        r"|question about my \w+ question|problem with my (?:feature idea|\w+ question)|\ban answer on \w+ing\b",
+        re.IGNORECASE,
+    )
+    labels = [words[0] for words in content.ISSUE_WORDS.values()]
+    assert content.ISSUE_WORDS["account_takeover"][0] == "the suspicious activity on my account"
+    assert "suggestion" not in content.ISSUE_WORDS["feature_request"][0]
+    from supportenv.world import _MISLEADING_PAST
+
+    for kind, templates in content.REACTIONS.items():
+        for template in (*templates, _MISLEADING_PAST):
+            if "{issue}" not in template and "{remaining}" not in template:
+                continue
+            for one in labels:
+                for two in (one, *(customer.spoken_list((one, other)) for other in labels if other != one)):
+                    text = template.format(issue=two, remaining=two)
+                    assert not bad.search(text), (kind, text)
+                    # Several issues take no singular verb ("the outage and my refund isn't sorted").
+                    if two != one:
+                        assert not re.search(re.escape(two) + r" (?:is|isn't|has|hasn't|was)\b", text), (kind, text)

@@ -112,7 +112,7 @@ def test_the_public_world_is_pinned():
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
         "enterprise",
         "polite",
-        ("payment_failure/3", "error_403/4", "shipping_policy_question/6"),
+        ("payment_failure/1", "error_403/2", "shipping_policy_question/6"),
     )
     assert scenario.hidden_facts[:2] == (("card_last_four", "9992"), ("amount", "304.30"))
 

@@ -156,7 +156,8 @@ def test_upset_words_are_judged_as_words():
     assert calm == (0.0, 0.3)
     low, high = starting_mood_range("polite", "I'm really unhappy with this purchase.")
     assert low < high < -0.2
-    assert starting_mood_range("angry", "Unbelievable!") == starting_mood_range("angry", "Hello")
+    assert starting_mood_range("angry", "Unbelievable!") == starting_mood_range("angry", "Fix it now!")
+    assert starting_mood_range("angry", "Hello")[0] >= -0.2  # an angry persona's calm words start neutral
 
 
 def test_upset_openings_start_frustrated_at_best():
@@ -167,6 +168,32 @@ def test_upset_openings_start_frustrated_at_best():
             upset += 1
             assert sentiment_label(s.initial_sentiment) in ("angry", "frustrated"), s.opening_message
     assert upset > 100
+
+
+def _reads_upset(message: str) -> bool:
+    """Upset words in the message, or in it as meant before a typo swapped two letters."""
+    if sounds_upset(message):
+        return True
+    return any(
+        sounds_upset(message[:i] + message[i + 1] + message[i] + message[i + 2 :]) for i in range(len(message) - 1)
+    )
+
+
+def test_calm_openings_never_start_frustrated():
+    """ "Need a return label please, my printer is ready. Thanks." was shown as frustrated (-0.35):
+    a message without upset words starts neutral at worst, whatever the persona; an upset one may
+    start lower (and does: frustrated at best)."""
+    lower = 0
+    for task in ("issue_classification", "action_selection", HARD):
+        for split in ("train", "validation", "test"):
+            for seed in range(600):
+                s = generate(task, split, seed)
+                if sentiment_label(s.initial_sentiment) in ("angry", "frustrated"):
+                    assert _reads_upset(s.opening_message), (task, split, seed, s.persona, s.opening_message)
+                    lower += 1
+    assert lower > 500
+    s = generate("issue_classification", "validation", 1501)
+    assert s.opening_message.startswith("Need a return label") and sentiment_label(s.initial_sentiment) == "neutral"
 
 
 def test_refund_cap_policy_decides_escalation():
@@ -243,3 +270,41 @@ def test_same_seed_same_bytes_in_two_processes():
         for hash_seed in ("3", "4")
     }
     assert len(outputs) == 1
+
+
+def test_facts_fit_the_issue_and_the_customers_words():
+    """ "The device is my MacBook Air" from a customer whose "mobile app closes right after
+    launch": a device fits the words of every issue it is given for (an app runs on a phone or a
+    tablet, "my tablet" is a tablet, a lost phone's codes go to a phone), and an app version is
+    given only by a customer who uses an app."""
+    computers, tablets = {"MacBook Air", "ThinkPad X1"}, {"iPad Air", "Galaxy Tab S9"}
+    app = re.compile(r"\b(?:app|apps|application|program|authenticator|mobile|phone|tablet)\b", re.I)
+    devices = set()
+    for task in ("issue_classification", "action_selection", HARD):
+        for split in ("train", "validation", "test"):
+            for seed in range(500):
+                s = generate(task, split, seed)
+                facts = s.facts_by_name
+                words = {
+                    i.issue_id: i.templates[int(t.rsplit("/", 1)[1])]
+                    for i, t in zip(s.intents, s.template_ids, strict=True)
+                }
+                for name in ("device_model", "app_version"):
+                    for issue in s.intents:
+                        if name not in (*issue.required_facts, *issue.extra_facts):
+                            continue
+                        said = words[issue.issue_id]
+                        where = (task, split, seed, said, facts.get(name))
+                        if name == "app_version":
+                            assert (name in facts) == bool(name in issue.required_facts or app.search(said)), where
+                            continue
+                        devices.add(facts[name])
+                        if app.search(said) or issue.issue_id in ("app_crash", "two_factor_lost"):
+                            assert facts[name] not in computers, where
+                        if re.search(r"\btablet\b", said):
+                            assert facts[name] in tablets, where
+                        elif re.search(r"\b(?:phone|mobile)\b", said) or issue.issue_id == "two_factor_lost":
+                            assert facts[name] not in tablets | computers, where
+    assert devices & computers and devices & tablets  # a website's customer may use anything
+    s = generate("action_selection", "validation", 1505)
+    assert "app" in s.opening_message.lower() and s.facts_by_name["device_model"] not in computers

@@ -83,15 +83,20 @@ _MISLEADING = (
     'I looked through your help pages (I found "{title}") but nothing covered this.',
     'The closest thing I could find on your site was "{title}", which isn\'t quite my situation.',
 )
-_MISLEADING_PAST = "Last month I had a problem with {issue} too."
+_MISLEADING_PAST = "Last month I wrote in about {issue} too."
 # Words that no calm customer writes: a message with one starts the customer frustrated at best.
 _UPSET_RE = re.compile(
     r"\b(?:unhappy|not happy|hacked|stolen|compromised|worst|unacceptable|furious|ridiculous|unbelievable"
     r"|had enough|fed up|disappointed|disappointment|let me down|so annoying|losing money|sweet time"
-    r"|painfully|fix it now)\b",
+    r"|painfully|fix it now|seriously|spare me|or i'm leaving|shouldn't have to|properly this time)\b",
     re.IGNORECASE,
 )
 _UPSET_MOOD = (-0.45, -0.25)  # frustrated, by episode.sentiment_label
+# The lowest mood of a message without upset words: the bottom of neutral, by episode.sentiment_label
+# (a persona lowers the mood below it only when its words show it), and how far above it at least
+# such a message may start.
+_CALM_FLOOR = -0.2
+_CALM_SPAN = 0.1
 
 
 @dataclass(frozen=True)
@@ -298,9 +303,7 @@ def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, r
     if name == "tracking_number":
         return "1Z" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(10))
     if name == "device_model":
-        return rng.choice(
-            ("Pixel 8", "iPhone 15", "Galaxy S23", "iPad Air", "OnePlus 12", "MacBook Air", "ThinkPad X1")
-        )
+        return rng.choice(_DEVICES)
     if name == "charge_date":
         return f"2026-{rng.randrange(1, 12):02d}-{rng.randrange(1, 28):02d}"
     if name == "app_version":
@@ -312,6 +315,47 @@ def _fact_value(name: str, issue: IssueType, tier: str, policy: PolicyVariant, r
         town = rng.choice(("Leeds", "Bristol", "Cork", "Utrecht", "Lyon", "Porto"))
         return f"{rng.randrange(2, 180)} {street}, {town}"
     raise ValueError(f"no generator for fact {name!r}")
+
+
+# Devices by kind, and the facts drawn to fit the customer's words (once the message is written):
+# a device the issue's words allow ("my mobile app" runs on a phone or a tablet, "on my tablet" on a
+# tablet, a website on anything) and an app version only where the customer uses an app.
+_PHONES = ("Pixel 8", "iPhone 15", "Galaxy S23", "OnePlus 12")
+_TABLETS = ("iPad Air", "Galaxy Tab S9")
+_COMPUTERS = ("MacBook Air", "ThinkPad X1")
+_DEVICES = (*_PHONES, *_TABLETS, *_COMPUTERS)
+_WORDED_FACTS = ("device_model", "app_version")
+_TABLET_RE = re.compile(r"\btablet\b", re.IGNORECASE)
+_PHONE_RE = re.compile(r"\b(?:phone|mobile|number)\b", re.IGNORECASE)
+_APP_RE = re.compile(r"\b(?:app|apps|application|program|authenticator)\b", re.IGNORECASE)
+# Issues whose device is the phone the customer signs in with.
+_PHONE_ISSUES = ("two_factor_lost",)
+
+
+def _devices_for(issue: IssueType, words: str) -> tuple[str, ...]:
+    """The devices an issue's words allow: a tablet or a phone it names, a phone or a tablet for
+    an app, anything for a website."""
+    if _TABLET_RE.search(words):
+        return _TABLETS
+    if _PHONE_RE.search(words) or issue.issue_id in _PHONE_ISSUES:
+        return _PHONES
+    if _APP_RE.search(words):
+        return (*_PHONES, *_TABLETS)
+    return _DEVICES
+
+
+def _worded_fact(
+    name: str, owners: list[tuple[IssueType, str]], tier: str, policy: PolicyVariant, rng: random.Random
+) -> str | None:
+    """Fact `name` drawn to fit the words of the issues that list it (`owners`: (issue, its
+    template)), or None where it does not fit them (no app version without an app)."""
+    if name == "device_model":
+        allowed = [set(_devices_for(issue, words)) for issue, words in owners]
+        fitting = [d for d in _DEVICES if all(d in a for a in allowed)] or _devices_for(*owners[0])
+        return rng.choice(tuple(fitting))
+    if name == "app_version" and not any(name in i.required_facts or _APP_RE.search(w) for i, w in owners):
+        return None
+    return _fact_value(name, owners[0][0], tier, policy, rng)
 
 
 def raise_priority(priority: str) -> str:
@@ -401,11 +445,14 @@ def sounds_upset(message: str) -> bool:
 
 
 def starting_mood_range(persona: str, message: str) -> tuple[float, float]:
-    """The range the starting sentiment is drawn from: the persona's, or at most frustrated
-    when the opening message sounds upset."""
+    """The range the starting sentiment is drawn from: the persona's, at most frustrated when
+    the opening message sounds upset, and never below neutral when it does not (a terse "Need a
+    return label please. Thanks." is no frustrated customer, whatever its persona)."""
     low, high = _STARTING_MOOD.get(persona, (-0.4, 0.1))
+    if not sounds_upset(message):
+        return max(low, _CALM_FLOOR), max(high, _CALM_FLOOR + _CALM_SPAN)
     upset_low, upset_high = _UPSET_MOOD
-    if high > upset_high and sounds_upset(message):
+    if high > upset_high:
         return min(low, upset_low), upset_high
     return low, high
 
@@ -501,11 +548,20 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     for issue in intents:
         for name in (*issue.required_facts, *issue.extra_facts):
             if name not in facts:
-                facts[name] = _fact_value(name, issue, tier, policy, rng)
+                facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
 
     meant, template_ids = _compose_message(intents, split, persona, rng)
+    # The facts that must fit the customer's words (its device, its app), in the order drawn.
+    words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
+    for name in [n for n, value in facts.items() if not value]:
+        owners = [(i, w) for i, w in zip(intents, words, strict=True) if name in (*i.required_facts, *i.extra_facts)]
+        value = _worded_fact(name, owners, tier, policy, rng)
+        if value is None:
+            del facts[name]
+        else:
+            facts[name] = value
     message = _typo(meant, rng) if rng.random() < P_TYPO else meant
     low, high = _REVENUE[tier]
     # The mood shown matches the words (as meant, before any typo): angry customers start
