@@ -45,10 +45,19 @@ _FIELD_WORDS = {
 }
 
 
+_NEW_BEFORE_RE = re.compile(r"\bnew\s+(?:\w+\s+)?$")
+
+
 def fields_in_question(question: str) -> tuple[str, ...]:
-    """The facts a free-text question asks for, by the words people use for them."""
+    """The facts a free-text question asks for, by the words people use for them. A "new" one
+    ("which new email address would you like?") is not the fact on record: only new_address is
+    a new thing the customer can be asked for."""
     lower = question.lower()
-    return tuple(name for name, words in _FIELD_WORDS.items() if words.search(lower))
+    return tuple(
+        name
+        for name, words in _FIELD_WORDS.items()
+        if any(name == "new_address" or not _NEW_BEFORE_RE.search(lower[: m.start()]) for m in words.finditer(lower))
+    )
 
 
 def _capitalise(text: str) -> str:

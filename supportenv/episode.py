@@ -335,6 +335,8 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         turn.add("rude_language")
         turn.mood(-0.5, -2)
         state.rude += 1
+        if reply and kind in ("escalate_to_human", "request_callback"):
+            reply = customer.react("rude", scenario, state.step)  # it answers the insult, not the hand-over
     state.cost += ACTION_COSTS.get(kind, 0.0)
     state.sentiment = _sentiment_after(state, turn)
     state.patience += turn.patience
@@ -463,6 +465,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.mood(-0.1, -1)
         return customer.react(tone or "missing_facts", scenario, state.step, fact=fact_label(missing[0]))
     turn.add("respond_after_classify", len(newly))
+    if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)
+        turn.add("respond_wrong_citation")
+        turn.notes.append(f"{action.article_id} is not the article of any issue on this ticket")
     if judged.personalised:
         state.personalised += 1
         turn.add("personalised")

@@ -11,7 +11,7 @@ from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
 from supportenv.customer import spoken_list
 from supportenv.episode import EpisodeState, fact_label, missing_facts, unsolved
-from supportenv.text import verdict
+from supportenv.text import is_rude, verdict
 from supportenv.world import Scenario
 
 
@@ -74,6 +74,8 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     """Would an expert accept this action here? Judged before the action is applied."""
     exp = scenario.expected
     kind = action.kind
+    if action.text and is_rude(action.text):
+        return False  # whatever it does, no expert says it rudely (the episode charges any rude text)
     if not state.category:
         if kind == "classify_issue":  # the triage gate's two: the priority is credited on its own
             return action.category == exp.category and action.issue_type == exp.issue_type

@@ -223,6 +223,10 @@ def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, o
     if not share:
         return 0.0, "no credit for compliance before handling any issue"
     why = "broke: " + ", ".join(found) if found else "no rules broken"
+    if state.rude:  # the rules gate lists it too; it is charged once, by response quality or step quality
+        why += " (rude language is charged by " + (
+            "step quality)" if state.task_id == "action_selection" else "response quality)"
+        )
     return max(0.0, 1.0 - 0.5 * len(found)) * share, why + note
 
 
@@ -283,7 +287,13 @@ def _efficiency(
     spared = state.interim_steps + state.courtesy_steps
     interim = f", of which {spared} safe first steps, accepted offers or helpful extras not counted" if spared else ""
     counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"
-    counted_cost = f"${charged:.0f} counted of ${state.cost:.0f}" if charged != state.cost else f"${state.cost:.0f}"
+    counted_cost = f"${state.cost:.0f}"
+    if charged != state.cost:
+        why_not = [
+            *(["helpful extras and accepted offers are free"] if state.courtesy_cost else []),
+            *(["steps below the expert's are step quality's"] if spent != state.cost else []),
+        ]
+        counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} ({'; '.join(why_not)})"
     return (
         (0.5 * steps + 0.5 * cost) * share,
         f"{counted_steps}{interim} (the expert's: {opt.steps}), {counted_cost} (the expert's: ${opt.cost:.0f})" + note,
@@ -367,7 +377,7 @@ def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     score = 1.0 - 0.5 * state.rude - 0.2 * state.wrong_solutions
     why = [f"{state.responses} message{'s' if state.responses != 1 else ''} to the customer"]
     why += [f"{state.rude} rude"] if state.rude else ["none rude"]
-    why += [f"{state.wrong_solutions} wrong solutions named"] if state.wrong_solutions else []
+    why += [f"{state.wrong_solutions} wrong solutions or citations named"] if state.wrong_solutions else []
     return max(0.0, score) * share, "; ".join(why) + note
 
 

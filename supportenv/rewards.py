@@ -25,6 +25,7 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         -0.1,
         "respond_with_solution that says no open issue's solution (another's fix, a bare citation), or is stuffed",
     ),
+    "respond_wrong_citation": (-0.1, "respond_with_solution that solves an issue but cites an article of none"),
     "respond_needs_escalation": (0.0, "respond_with_solution that promises a refund policy says to escalate"),
     "respond_interim": (
         0.1,
@@ -47,7 +48,10 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "escalate_premium_bonus": (0.1, "extra for a required escalation of a premium or enterprise customer"),
     "escalate_unneeded": (-0.3, "escalate_to_human when not required"),
     "escalate_repeat": (-0.1, "escalate_to_human again"),
-    "callback_ok": (0.1, "request_callback for a premium or enterprise customer whose case is escalated (first time)"),
+    "callback_ok": (
+        0.1,
+        "request_callback for a premium or enterprise customer whose case policy says to escalate (first time)",
+    ),
     "callback_needless": (
         -0.05,
         "request_callback for a premium or enterprise customer whose case no specialist takes",

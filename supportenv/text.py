@@ -570,17 +570,17 @@ def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) ->
     own = {issue_id for issue_id, _ in intents}
     # Credit is generous (a step said anywhere in the answer), a charge needs clear evidence (another
     # issue's fix said in one sentence), so that a long, careful answer is not taken for a stuffed one.
-    wrong = len(named_in_a_sentence - own)
-    if article_id and article_id not in {article for _, article in intents}:
-        wrong += 1
+    wrong_citation = bool(article_id) and article_id not in {article for _, article in intents}
+    wrong = len(named_in_a_sentence - own) + wrong_citation
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)
     stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
     # An article id is a citation, not an answer: an issue is solved by saying its solution.
     solves = () if stuffed else tuple([i for i, _ in intents if i in named])
     if solves and not stuffed:
         # A right answer that also uses a neighbouring fix's words ("send you a replacement"
-        # for a damaged item) is not charged for them; answering something else is.
-        wrong = 0
+        # for a damaged item) is not charged for them; answering something else is, and so is
+        # citing an article of no issue on the ticket (the prompt asks for one of theirs).
+        wrong = int(wrong_citation)
     return Verdict(lower, rude, polite, solves, wrong, stuffed)
 
 

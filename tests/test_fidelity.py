@@ -545,3 +545,50 @@ def test_an_optional_extra_is_paid_by_the_step_reward_only_when_the_grade_agrees
                 assert name == "callback" and scenario.expected.escalate, where
             checked += 1
     assert checked >= 40
+
+
+# ---- findings of the thirteenth blind audit ----
+
+
+def test_a_right_answer_citing_an_unrelated_article_is_charged_for_the_citation():
+    """From blind audit round 13: an answer that says the fix but cites an article of no issue on
+    the ticket (a gift-card guide for a declined card) is charged once for the citation: the step
+    reward and the feedback name it, response quality counts it, and no expert cites that way."""
+    seed = find_seed(lambda s: [i.issue_id for i in s.intents] == ["payment_failure"])
+    plan = expert_plan(HARD, "train", seed)
+    answer = next(i for i, a in enumerate(plan) if a.kind == "respond_with_solution")
+    plan[answer] = plan[answer]._replace(article_id="KB-GEN-04")
+    scenario, state, results = play(HARD, seed, plan)
+    parts = dict(results[answer].breakdown)
+    assert "respond_after_classify" in parts and parts["respond_wrong_citation"] < 0
+    assert "KB-GEN-04 is not the article" in results[answer].observation.last_action_feedback
+    grade = grade_state(scenario, state)
+    quality = next(c for c in grade.components if c.name == "response_quality")
+    assert quality.score < 1.0 and "citations" in quality.detail
+
+
+def test_a_rude_escalation_reason_gets_the_customer_s_answer_to_the_insult():
+    """From blind audit round 13: the customer reads an escalation reason, so a rude one is
+    answered as rudeness (not with thanks), and policy compliance says which component charges it."""
+    seed = find_seed(lambda s: s.expected.escalate)
+    plan = expert_plan(HARD, "train", seed)
+    at = next(i for i, a in enumerate(plan) if a.kind == "escalate_to_human")
+    plan[at] = plan[at]._replace(text="Fine, a specialist will have to clean up your mistake, you idiot.")
+    scenario, state, results = play(HARD, seed, plan)
+    assert "rude_language" in dict(results[at].breakdown)
+    assert "thank" not in results[at].observation.customer_message.lower()
+    grade = grade_state(scenario, state)
+    compliance = next(c for c in grade.components if c.name == "policy_compliance")
+    assert "rude language is charged by response quality" in compliance.detail
+    assert any(g.startswith("rules:") for g in grade.failed_gates)
+
+
+def test_a_question_for_something_new_is_not_a_question_for_the_fact_on_record():
+    """From blind audit round 13: "which new email address would you like?" does not ask again
+    for the account email the customer gave, so it is not charged as a repeat."""
+    from supportenv.customer import fields_in_question
+
+    assert fields_in_question("Which new email address would you like to switch to?") == ()
+    assert fields_in_question("and the new login email?") == ()
+    assert fields_in_question("What is the email address on your account?") == ("account_email",)
+    assert fields_in_question("What is the new address for the delivery?") == ("new_address",)
