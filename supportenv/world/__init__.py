@@ -35,6 +35,7 @@ from supportenv.catalog import (
     IDENTITY_FACT,
     ISSUE_TYPE_IDS,
     ISSUE_TYPES,
+    ISSUE_TYPES_BY_ID,
     POLICY_VARIANTS,
     PRIORITIES,
     REQUESTABLE_FIELDS,
@@ -197,23 +198,20 @@ class Scenario:
             for category in CATEGORIES
         }
 
-    @cached_property
-    def _suggestions(self) -> dict[tuple[str, str], tuple[tuple[str, str, float], ...]]:
-        table = {(category, ""): matches for category, matches in self.kb_suggestions.items()}
-        for issue in ISSUE_TYPES:
-            matches = self.kb_suggestions[issue.category]
-            own = next((m for m in matches if m[0] == issue.article_id), None)
-            own = own or (issue.article_id, ARTICLES_BY_ID[issue.article_id].title, 0.0)
-            table[issue.category, issue.issue_id] = (own, *(m for m in matches if m[0] != issue.article_id))
-        return table
-
     def suggestions(self, category: str, issue_type: str) -> tuple[tuple[str, str, float], ...]:
         """The knowledge-base articles the help desk suggests once the ticket is classified: the
         article of the issue type set, then the other articles of the category set by keyword
         score. Only the triage picks them, so they help an agent that triaged the ticket and
         never triage it, nor correct a wrong triage, for one that did not (a fixed triage that
-        trusted the top suggestion would otherwise be handed the ticket's article)."""
-        return self._suggestions.get((category, issue_type)) or self._suggestions.get((category, ""), ())
+        trusted the top suggestion would otherwise be handed the ticket's article). Built on each
+        call (a few entries), so that cached scenarios stay small."""
+        matches = self.kb_suggestions.get(category, ())
+        issue = ISSUE_TYPES_BY_ID.get(issue_type)
+        if issue is None or issue.category != category:
+            return matches
+        own = next((m for m in matches if m[0] == issue.article_id), None)
+        own = own or (issue.article_id, ARTICLES_BY_ID[issue.article_id].title, 0.0)
+        return (own, *(m for m in matches if m[0] != issue.article_id))
 
     @cached_property
     def briefing(self) -> Briefing:
