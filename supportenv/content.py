@@ -1451,23 +1451,23 @@ REACTIONS = {
     "partly_solved": (
         "Thanks, that covers {issue}, but what about {remaining}?",
         "Okay, that covers {issue}. What about {remaining}?",
-        "Thanks, that takes care of {issue}. You haven't got to {remaining} yet, though.",
+        "Thanks, that helps with {issue}. You haven't got to {remaining} yet, though.",
     ),
     # The same, to an answer that asked for photos.
     "partly_solved_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. But what about {remaining}?",
         "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
-        "Thanks, that takes care of {issue}. I'll send the photos now, but you haven't got to {remaining} yet.",
+        "Thanks, that helps with {issue}. I'll send the photos now, but you haven't got to {remaining} yet.",
     ),
     "partly_solved_handover": (
         "Thanks, that covers {issue}. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",
-        "Thanks, that takes care of {issue}. I'll wait for the team to sort out {remaining}.",
+        "Thanks, that helps with {issue}. I'll wait for the team to sort out {remaining}.",
     ),
     "partly_solved_handover_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll send the photos now and look out for news on {remaining}.",
-        "Thanks, that takes care of {issue}. The photos are on their way, and I'll wait for the team to sort out "
+        "Thanks, that helps with {issue}. The photos are on their way, and I'll wait for the team to sort out "
         "{remaining}.",
     ),
     "missing_facts": (

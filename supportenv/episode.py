@@ -16,7 +16,7 @@ from typing import Any
 
 from supportenv import customer
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
-from supportenv.catalog import ACTION_COSTS, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
+from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
@@ -190,6 +190,17 @@ def missing_facts(scenario: Scenario, state: EpisodeState, issues: list[str] | N
 def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:
     """The issues the agent must answer itself that are still unanswered."""
     return [i for i in scenario.expected.solvable if i not in state.solved_intents]
+
+
+def offered_article_fits(scenario: Scenario, article_id: str) -> bool:
+    """An article the agent may send once the customer said yes to an offer: one of the ticket's
+    categories (the guide offered on the side, say password tips for a locked account)."""
+    return ARTICLE_CATEGORY.get(article_id) in {issue.category for issue in scenario.intents}
+
+
+def open_issues(scenario: Scenario, state: EpisodeState) -> list[str]:
+    """The issues still open: unanswered ones, and those to escalate until the escalation."""
+    return [*unsolved(scenario, state), *([] if state.escalated else scenario.expected.escalate_intents)]
 
 
 def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
@@ -446,7 +457,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.polite += 1
         turn.add("politeness")
         turn.mood(0.05)
-    if judged.wrong_solutions:
+    if judged.wrong_solutions and not (_accepted_an_offer(state) and not judged.solves):
+        # (A guide the customer just said yes to may be another issue's: it was asked for.)
         state.wrong_solutions += judged.wrong_solutions
     if not state.category:
         turn.add("respond_before_classify")
@@ -674,10 +686,12 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     fresh = action.article_id not in state.articles
     state.articles.append(action.article_id)
     own = {issue.article_id for issue in scenario.intents}
-    still_open = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
-    if fresh and (action.article_id in still_open or (action.article_id in own and _accepted_an_offer(state))):
-        # A guide to an open issue, or the one the customer just said yes to: expert-grade, so
-        # neither slow nor dear in the grade (its step reward pays for it).
+    still_open = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues(scenario, state)}
+    accepted = _accepted_an_offer(state) and offered_article_fits(scenario, action.article_id)
+    if fresh and (action.article_id in still_open or accepted):
+        # A guide to an open issue (one to escalate too: its safe first steps), or the one the
+        # customer just said yes to: expert-grade, so neither slow nor dear in the grade (its step
+        # reward pays for it).
         state.courtesy_steps += 1
         state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
@@ -685,7 +699,7 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         return customer.react("article", scenario, state.step)
     if fresh and action.article_id in own:
         turn.add("kb_redundant")
-        turn.notes.append("that issue was already answered")
+        turn.notes.append("that issue was already answered or handed over")
         return customer.react("article", scenario, state.step)
     turn.add("kb_wrong")
     turn.mood(-0.1, -1)
@@ -734,7 +748,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     if scenario.expected.escalate:
         _check_identity(scenario, state)
         turn.add("escalate_required")
-        missing = missing_facts(scenario, state)
+        missing = missing_facts(scenario, state, list(scenario.expected.escalate_intents))
         if missing:  # the specialist needs them too; closing now is charged as half done
             turn.notes.append(f"escalated before gathering {', '.join(map(fact_label, missing))}")
         if scenario.tier in ("premium", "enterprise"):

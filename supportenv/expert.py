@@ -10,7 +10,7 @@ from supportenv import customer
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
 from supportenv.customer import spoken_list
-from supportenv.episode import EpisodeState, fact_label, missing_facts, unsolved
+from supportenv.episode import EpisodeState, fact_label, missing_facts, offered_article_fits, open_issues, unsolved
 from supportenv.text import is_rude, verdict
 from supportenv.world import Scenario
 
@@ -109,9 +109,9 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     if missing_facts(scenario, state):
         return _asks_missing(scenario, state, action)
     if kind == "suggest_knowledge_base":
-        wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}
-        if _just_accepted(state):  # the guide the customer said yes to, for any of its issues
-            wanted = {issue.article_id for issue in scenario.intents}
+        wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues(scenario, state)}
+        if _just_accepted(state):  # the guide the customer said yes to
+            return offered_article_fits(scenario, action.article_id) and action.article_id not in state.articles
         return action.article_id in wanted and action.article_id not in state.articles
     routing_left = exp.escalate and (state.department != exp.department or not state.escalated)
     if kind == "assign_department":

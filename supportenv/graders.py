@@ -71,6 +71,10 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
     return _Optimum(state.step, state.cost, solved, escalated)
 
 
+# Why a component that pays by the share of the case handled pays nothing.
+NOTHING_HANDLED = "no issue answered, nor escalated to the right team (a misrouted escalation waits for it)"
+
+
 def handled_share(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """The share of the case the agent itself handled, of what was left when it took over:
     each issue answered, or escalated and routed as policy requires. The components that
@@ -221,7 +225,7 @@ def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, o
     found = _violations(state, owned_elsewhere)
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, "no credit for compliance before handling any issue"
+        return 0.0, f"no credit for compliance: {NOTHING_HANDLED}"
     why = "broke: " + ", ".join(found) if found else "no rules broken"
     if state.rude:  # the rules gate lists it too; it is charged once, by response quality or step quality
         why += " (rude language is charged by " + (
@@ -276,7 +280,7 @@ def _efficiency(
 ) -> tuple[float, str]:
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, "no credit for speed before handling any issue"
+        return 0.0, f"no credit for speed: {NOTHING_HANDLED}"
     # Safe first steps given before an escalation, an offer the customer accepted, and the
     # expert-grade extras (a guide to an open issue, the specialist's callback) are credited,
     # not counted as wasted steps or money.
@@ -373,7 +377,7 @@ def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
         return 0.0, "nothing written to the customer"
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, "no credit for tone before handling any issue"
+        return 0.0, f"no credit for tone: {NOTHING_HANDLED}"
     score = 1.0 - 0.5 * state.rude - 0.2 * state.wrong_solutions
     why = [f"{state.responses} message{'s' if state.responses != 1 else ''} to the customer"]
     why += [f"{state.rude} rude"] if state.rude else ["none rude"]
@@ -386,7 +390,7 @@ def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum)
         return 0.0, "the customer left"
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, "no credit for the customer's mood before handling any issue"
+        return 0.0, f"no credit for the customer's mood: {NOTHING_HANDLED}"
     # Judged on the change the agent made, since tickets start from different moods.
     change = state.sentiment - scenario.initial_sentiment
     return min(1.0, max(0.0, 0.6 + change)) * share, (

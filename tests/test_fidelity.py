@@ -21,7 +21,7 @@ from supportenv.catalog import (
     ISSUE_TYPES_BY_ID,
     REQUESTABLE_FIELDS,
 )
-from supportenv.episode import fact_label, observe, start_state, step
+from supportenv.episode import fact_label, missing_facts, observe, start_state, step
 from supportenv.graders import grade_state
 from supportenv.llm import render_prompt
 from supportenv.replay import new_episode
@@ -592,3 +592,41 @@ def test_a_question_for_something_new_is_not_a_question_for_the_fact_on_record()
     assert fields_in_question("and the new login email?") == ()
     assert fields_in_question("What is the email address on your account?") == ("account_email",)
     assert fields_in_question("What is the new address for the delivery?") == ("new_address",)
+
+
+# ---- findings of the fourteenth blind audit ----
+
+
+def test_the_guide_to_an_issue_to_escalate_is_a_guide_to_an_open_issue():
+    """From blind audit round 14: before the escalation, the article of an issue policy says to
+    escalate (its safe first steps) is paid as a guide to an open issue, not called answered."""
+    seed = find_seed(lambda s: s.expected.escalate and s.expected.solvable)
+    scenario, state = new_episode(HARD, "train", seed)
+    escalating = ISSUE_TYPES_BY_ID[scenario.expected.escalate_intents[0]]
+    step(
+        scenario, state, classify(scenario.expected.category, scenario.expected.priority, scenario.expected.issue_type)
+    )
+    result = step(scenario, state, Action("suggest_knowledge_base", article_id=escalating.article_id))
+    assert "kb_correct" in dict(result.breakdown), result.breakdown
+    assert "already answered" not in result.observation.last_action_feedback
+
+
+def test_an_escalation_names_only_the_facts_of_the_issues_escalated():
+    """From blind audit round 14: escalating one issue before asking for another issue's facts
+    is not 'escalated before gathering' those facts (the policy asks for the escalated issue's)."""
+    seed = find_seed(
+        lambda s: (
+            s.expected.escalate
+            and any(f not in ISSUE_TYPES_BY_ID[s.expected.escalate_intents[0]].required_facts for f in s.expected.facts)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    exp = scenario.expected
+    own = [f for f in ISSUE_TYPES_BY_ID[exp.escalate_intents[0]].required_facts if f not in state.revealed]
+    step(scenario, state, classify(exp.category, exp.priority, exp.issue_type))
+    if own:
+        step(scenario, state, ask(*own))
+    step(scenario, state, Action("assign_department", department=exp.department))
+    result = step(scenario, state, Action("escalate_to_human", text="I'm sorry; a specialist will take this over."))
+    others = [f for f in missing_facts(scenario, state) if f not in own]
+    assert others and "escalated before gathering" not in result.observation.last_action_feedback
