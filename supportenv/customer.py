@@ -135,14 +135,17 @@ def issue_words(issue_ids: list[str] | tuple[str, ...]) -> str:
     return spoken_list(content.ISSUE_WORDS[i][0] for i in issue_ids)
 
 
-def solved_reply(issue_id: str, mood: str, asked_for_photos: bool) -> str:
+def solved_reply(issue_id: str, mood: str, asked_for_photos: bool, done_for_them: bool = False) -> str:
     """The kind of reply to a right answer to the customer's last open issue: it fits the
     answer (steps to take, photos to send, a promise, information) and the mood the customer
     shows after it (a sentiment label): glad if satisfied, plain if neutral, grudging if still
-    annoyed. A replacement the answer asked no photos for is only a promise."""
+    annoyed. A replacement the answer asked no photos for is only a promise; steps the answer
+    says the agent took already ("I've cancelled it") are thanked for as done."""
     kind = content.ISSUE_WORDS[issue_id][1]
     if kind == "photos" and not asked_for_photos:
         kind = "promise"
+    if done_for_them and kind in ("steps", "fix"):
+        kind = "done"
     return in_mood("solved_" + kind, mood)
 
 
@@ -150,14 +153,16 @@ def solved_reply(issue_id: str, mood: str, asked_for_photos: bool) -> str:
 _ONE_ISSUE_RE = re.compile(r"\b(?:my question|answers it)\b", re.IGNORECASE)
 
 
-def solved(scenario: Scenario, step: int, issue_ids: list[str], mood: str, asked_for_photos: bool) -> str:
+def solved(
+    scenario: Scenario, step: int, issue_ids: list[str], mood: str, asked_for_photos: bool, done_for_them: bool = False
+) -> str:
     """The customer's reply to an answer that solved its last open issues (`issue_ids`): the reply
     to the main one, the last that is not an idea (a fix matters more to a customer than its
     suggestion noted), then the photos the answer asked for and the idea it passed on, where
     that reply does not say them already. An answer to several issues gets a reply that fits several."""
     ideas = [i for i in issue_ids if content.ISSUE_WORDS[i][2] == content.IDEA]
     main = next((i for i in reversed(issue_ids) if i not in ideas), issue_ids[-1])
-    kind = solved_reply(main, mood, asked_for_photos)
+    kind = solved_reply(main, mood, asked_for_photos, done_for_them)
     options = content.REACTIONS[kind]
     if len(issue_ids) - len(ideas) > 1:  # "that answers my question" is for one issue, not several
         options = tuple([t for t in options if not _ONE_ISSUE_RE.search(t)])

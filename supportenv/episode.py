@@ -505,7 +505,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
     else:
         mood = _mood_after(state, turn)
-        reply = customer.solved(scenario, state.step, newly, mood, photos)
+        reply = customer.solved(scenario, state.step, newly, mood, photos, bool(_DONE_FOR_THEM_RE.search(action.text)))
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
     return f"{yes} {reply}" if yes else reply
@@ -533,6 +533,16 @@ _PHOTOS_RE = re.compile(
 _NO_PHOTOS_WANTED_RE = re.compile(
     r"\b(?:thanks?(?: you)? for|no need (?:to|for)|(?:don't|do not|needn't)(?: need to| have to)?)(?: \w+){0,3} "
     r"(?:photo(?:graph)?|picture|pic|image|snapshot)s?\b",
+    re.IGNORECASE,
+)
+
+
+# An answer saying the agent has done the thing itself ("I've cancelled your plan"), not steps for
+# the customer to take: the customer thanks for it as done, not "for walking me through it".
+_DONE_FOR_THEM_RE = re.compile(
+    r"\b(?:i|we)(?:'ve| have)\s+(?:now\s+|already\s+|just\s+|gone ahead and\s+)?"
+    r"(?:cancel+ed|changed|updated|processed|issued|reset|unlocked|arranged|booked|deleted|removed|applied"
+    r"|refunded|corrected|fixed|submitted|switched|turned off|stopped|ended)\b",
     re.IGNORECASE,
 )
 

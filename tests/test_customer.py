@@ -664,3 +664,27 @@ def test_every_issue_reads_naturally_in_every_reply_that_names_it():
                     # Several issues take no singular verb ("the outage and my refund isn't sorted").
                     if two != one:
                         assert not re.search(re.escape(two) + r" (?:is|isn't|has|hasn't|was)\b", text), (kind, text)
+
+
+def test_a_fix_the_agent_made_is_thanked_for_as_done():
+    """From blind audit round 15: "I have cancelled your subscription" is thanked for as done,
+    not "for walking me through it"; steps for the customer to take still get the steps reply."""
+    for mood in ("satisfied", "neutral", "frustrated"):
+        assert customer.solved_reply("subscription_cancel", mood, False, done_for_them=True).startswith("solved_done")
+        assert customer.solved_reply("subscription_cancel", mood, False).startswith("solved_steps")
+    seed = next(
+        s
+        for s in range(400)
+        if [i.issue_id for i in generate(HARD, "validation", s).intents] == ["subscription_cancel"]
+    )
+    scenario, state = new_episode(HARD, "validation", seed)
+    exp = scenario.expected
+    step(scenario, state, classify(exp.category, exp.priority, exp.issue_type))
+    step(scenario, state, ask(*exp.facts))
+    done = step(
+        scenario, state, respond("Thanks. I have cancelled your subscription, so it will not renew.", "KB-BIL-04")
+    )
+    assert (
+        done.observation.customer_message
+        in content.REACTIONS[customer.in_mood("solved_done", done.observation.sentiment_label)]
+    )
