@@ -190,11 +190,6 @@ def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _O
 # ---- action_selection ----
 
 
-def expert_grade_steps(scenario: Scenario, state: EpisodeState) -> int:
-    """How many of the episode's actions an expert would have taken where they were taken."""
-    return state.step - len(steps_below_expert(scenario, state))
-
-
 def steps_below_expert(scenario: Scenario, state: EpisodeState) -> list[int]:
     """The steps (numbered from 1) whose action no expert would have taken there, judged on
     a replay of the episode's actions from the start."""
