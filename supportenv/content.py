@@ -999,9 +999,10 @@ ISSUES = (
 FAULT, REQUEST, QUESTION, IDEA = "fault", "request", "question", "idea"
 ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 
-# Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks" or
-# "searched" (the customer looked through the help pages), or ""). A message never says the
-# same thing twice, so its opener and closer (and a mention of an article) differ in that.
+# Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks",
+# "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
+# before), or ""). A message never says the same thing twice nor contradicts itself, so its
+# opener and closer (and a mention of an article or of a past ticket) differ in that.
 PERSONA_OPENERS = {
     "terse": (("", ANY_KIND, ""), ("", ANY_KIND, ""), ("", ANY_KIND, ""), ("Hi, ", ANY_KIND, "")),
     "verbose": (
@@ -1009,7 +1010,7 @@ PERSONA_OPENERS = {
             "Hello there, I hope this message finds you well. This is the first time I've had to write in, "
             "so here is the situation: ",
             (FAULT, REQUEST),
-            "",
+            "first_contact",
         ),
         ("Good morning, I'll try to explain everything as clearly as I can: ", (FAULT, REQUEST), ""),
         ("Hi, I want to give you the whole picture, so here goes: ", (FAULT,), ""),
@@ -1045,7 +1046,7 @@ PERSONA_OPENERS = {
     # Confused about what to do or whom to ask, never about a plain fact it states next.
     "confused": (
         ("Um, I'm not sure if this is the right place, but ", ANY_KIND, ""),
-        ("Sorry, I've never written to you before, so I hope I'm doing this right: ", ANY_KIND, ""),
+        ("Sorry, I've never written to you before, so I hope I'm doing this right: ", ANY_KIND, "first_contact"),
         ("Hi, sorry, I'm a bit lost and not sure who to ask, but ", ANY_KIND, ""),
         ("Hello? Sorry, I hope this reaches the right person: ", ANY_KIND, ""),
         ("So, I'm not sure how to put this, but ", ANY_KIND, ""),
@@ -1079,7 +1080,8 @@ PERSONA_CLOSERS = {
         (" Fix it NOW.", (FAULT,), ""),
         (" I expect this sorted today or I'm leaving.", (FAULT, REQUEST), ""),
         (" This is the worst experience I've ever had with a company.", (FAULT,), ""),
-        (" And spare me the scripted answer.", ANY_KIND, ""),
+        ("", ANY_KIND, ""),
+        (" And spare me the scripted answer.", (FAULT, REQUEST, QUESTION), ""),  # no idea is met with a script
         (" I want this dealt with properly this time.", (FAULT, REQUEST), ""),
         (" I shouldn't have to write in for something this basic.", (REQUEST, QUESTION), ""),
     ),
@@ -1367,7 +1369,7 @@ REACTIONS = {
         "Thanks, I'll take some photos and send them.",
     ),
     "solved_photos_grudging": (
-        "Fine, I'll send the photos. I hope the replacement is quicker.",
+        "Fine, I'll send the photos. Let's get this over with.",
         "Okay. Photos coming, but I shouldn't have to do all this.",
     ),
     "solved_promise": (
@@ -1509,7 +1511,7 @@ REACTIONS = {
         "Okay, I'll start with that, thanks.",
     ),
     "interim_grudging": (
-        "Fine, I'll do that. I hope the specialist is quicker.",
+        "Fine, I'll do that for now.",
         "Okay. That's a start, I suppose.",
     ),
     "needs_approval": (

@@ -108,10 +108,16 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     )
 
 
-def react(kind: str, scenario: Scenario, step: int, **words: str) -> str:
+def react(kind: str, scenario: Scenario, step: int, said: tuple[str, ...] = (), **words: str) -> str:
     """The customer's reply to a non-question action (solved, rude, escalated, ...); `words`
-    fill the reply's placeholders ({issue}, {remaining}, {fact}, and {reply}: a reply to add to)."""
-    return _pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind]).format(**words)
+    fill the reply's placeholders ({issue}, {remaining}, {fact}, and {reply}: a reply to add to).
+    A reply in `said` (what the customer wrote before) is not said again while another fits."""
+    return _fresh_pick(f"{scenario.ticket_id}|{step}|{kind}", content.REACTIONS[kind], said, words)
+
+
+def _fresh_pick(key: str, templates: tuple[str, ...], said: tuple[str, ...], words: dict[str, str]) -> str:
+    replies = tuple(t.format(**words) for t in templates)
+    return _pick(key, tuple(r for r in replies if r not in said) or replies)
 
 
 # How the customer says yes to an offer in the agent's answer (episode._yes_to), and how the
@@ -154,7 +160,13 @@ _ONE_ISSUE_RE = re.compile(r"\b(?:my question|answers it)\b", re.IGNORECASE)
 
 
 def solved(
-    scenario: Scenario, step: int, issue_ids: list[str], mood: str, asked_for_photos: bool, done_for_them: bool = False
+    scenario: Scenario,
+    step: int,
+    issue_ids: list[str],
+    mood: str,
+    asked_for_photos: bool,
+    done_for_them: bool = False,
+    said: tuple[str, ...] = (),
 ) -> str:
     """The customer's reply to an answer that solved its last open issues (`issue_ids`): the reply
     to the main one, the last that is not an idea (a fix matters more to a customer than its
@@ -166,11 +178,11 @@ def solved(
     options = content.REACTIONS[kind]
     if len(issue_ids) - len(ideas) > 1:  # "that answers my question" is for one issue, not several
         options = tuple([t for t in options if not _ONE_ISSUE_RE.search(t)])
-    reply = _pick(f"{scenario.ticket_id}|{step}|{kind}", options)
+    reply = _fresh_pick(f"{scenario.ticket_id}|{step}|{kind}", options, said, {})
     if asked_for_photos and not kind.startswith("solved_photos"):
-        reply = react(in_mood("solved_photos_too", mood), scenario, step, reply=reply)
+        reply = react(in_mood("solved_photos_too", mood), scenario, step, said, reply=reply)
     if ideas and main not in ideas:
-        reply = react(in_mood("solved_idea_too", mood), scenario, step, reply=reply)
+        reply = react(in_mood("solved_idea_too", mood), scenario, step, said, reply=reply)
     return reply
 
 

@@ -235,6 +235,16 @@ def last_customer_message(history: list[tuple[str, str, int]]) -> str:
     raise IndexError("the history has no customer message")
 
 
+def _said(state: EpisodeState) -> tuple[str, ...]:
+    """What the customer has written so far in the episode."""
+    return tuple(text for speaker, text, _ in state.history if speaker == "customer")
+
+
+def _react(kind: str, scenario: Scenario, state: EpisodeState, **words: str) -> str:
+    """The customer's reply of `kind` at this step, not one it has already written."""
+    return customer.react(kind, scenario, state.step, _said(state), **words)
+
+
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
     """What the agent sees now: the scenario's briefing and the episode so far."""
     brief, facts = scenario.briefing, scenario.facts_by_name
@@ -347,14 +357,14 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         turn.mood(-0.5, -2)
         state.rude += 1
         if reply and kind in ("escalate_to_human", "request_callback"):
-            reply = customer.react("rude", scenario, state.step)  # it answers the insult, not the hand-over
+            reply = _react("rude", scenario, state)  # it answers the insult, not the hand-over
     state.cost += ACTION_COSTS.get(kind, 0.0)
     state.sentiment = _sentiment_after(state, turn)
     state.patience += turn.patience
     if state.patience <= 0 and not state.terminated:
         state.truncated = state.customer_left = True
         turn.add("customer_left")
-        reply = customer.react("gave_up", scenario, state.step)
+        reply = _react("gave_up", scenario, state)
     if state.step >= scenario.briefing.max_steps and not state.terminated:
         state.truncated = True
     if reply:
@@ -463,7 +473,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not state.category:
         turn.add("respond_before_classify")
         turn.notes.append("classify the ticket before answering")
-        return customer.react(tone or "unhelpful", scenario, state.step, issue=customer.issue_words([exp.issue_type]))
+        return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words([exp.issue_type]))
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if not newly:
         return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
@@ -475,7 +485,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.answered_without.extend(f for f in missing if f not in state.answered_without)
         _check_identity(scenario, state)
         turn.mood(-0.1, -1)
-        return customer.react(tone or "missing_facts", scenario, state.step, fact=fact_label(missing[0]))
+        return _react(tone or "missing_facts", scenario, state, fact=fact_label(missing[0]))
     turn.add("respond_after_classify", len(newly))
     if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)
         turn.add("respond_wrong_citation")
@@ -487,7 +497,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     left = unsolved(scenario, state)
     turn.mood(0.25 if left else 0.5, 1)
     if tone:
-        return customer.react(tone, scenario, state.step)
+        return _react(tone, scenario, state)
     # What is still open for the customer: unanswered issues, and escalations not yet begun.
     waiting = left + ([] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers])
     photos = _asks_for_photos(action.text)
@@ -496,16 +506,18 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
         announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
-        reply = customer.react(
+        reply = _react(
             ("partly_solved_handover" if announced else "partly_solved") + ("_photos" if photos else ""),
             scenario,
-            state.step,
+            state,
             issue=customer.issue_words(newly),
             remaining=customer.issue_words(waiting),
         )
     else:
         mood = _mood_after(state, turn)
-        reply = customer.solved(scenario, state.step, newly, mood, photos, bool(_DONE_FOR_THEM_RE.search(action.text)))
+        reply = customer.solved(
+            scenario, state.step, newly, mood, photos, bool(_DONE_FOR_THEM_RE.search(action.text)), _said(state)
+        )
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
     return f"{yes} {reply}" if yes else reply
@@ -645,7 +657,7 @@ def _respond_without_solving(
         if any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating):
             turn.add("respond_needs_escalation")
             turn.notes.append("policy requires this refund to be escalated: it is above the tier's cap")
-            return customer.react(tone or "needs_approval", scenario, state.step)
+            return _react(tone or "needs_approval", scenario, state)
         fresh = [i for i in escalating if i not in state.interim_answers]
         if fresh:
             # Safe first steps while the case goes to a specialist: credited, and still to escalate.
@@ -654,33 +666,33 @@ def _respond_without_solving(
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
             mood = _mood_after(state, turn)
-            return customer.react(tone or customer.in_mood("interim", mood), scenario, state.step)
+            return _react(tone or customer.in_mood("interim", mood), scenario, state)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
     if _accepted_an_offer(state) and not stuffed:
         # Carrying out what the customer just accepted: harmless, and not counted as slow.
         state.courtesy_steps += 1
         turn.notes.append("carrying out what the customer accepted")
-        return customer.react(tone or follow_up, scenario, state.step)
+        return _react(tone or follow_up, scenario, state)
     if solves:
         if not _repeats_an_answer(state, action.text):
             # New words about an issue already answered (a confirmation, a detail): harmless,
             # and a step the efficiency component counts, not a repeat to charge.
             turn.notes.append("that issue was already answered: nothing new to solve")
-            return customer.react(tone or follow_up, scenario, state.step)
+            return _react(tone or follow_up, scenario, state)
         turn.add("respond_repeat")
         turn.notes.append("that repeats an earlier answer")
         turn.mood(-0.05, -1)
-        return customer.react(tone or "repeated_answer", scenario, state.step)
+        return _react(tone or "repeated_answer", scenario, state)
     # One charge for one wrong answer, whether it names another issue's fix or nothing at all.
     turn.add("respond_irrelevant")
     turn.mood(-0.2, -1)
     wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues}
     if action.article_id in wanted and len(action.text.split()) <= _BARE_CITATION_WORDS:
         turn.notes.append("citing an article is not an answer: say the solution in words")
-        return customer.react(tone or "citation_only", scenario, state.step)
+        return _react(tone or "citation_only", scenario, state)
     turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if stuffed else ""))
-    return customer.react(tone or "unhelpful", scenario, state.step, issue=customer.issue_words(open_issues[:1]))
+    return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words(open_issues[:1]))
 
 
 def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
@@ -706,15 +718,15 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
         turn.mood(0.1)
-        return customer.react("article", scenario, state.step)
+        return _react("article", scenario, state)
     if fresh and action.article_id in own:
         turn.add("kb_redundant")
         turn.notes.append("that issue was already answered or handed over")
-        return customer.react("article", scenario, state.step)
+        return _react("article", scenario, state)
     turn.add("kb_wrong")
     turn.mood(-0.1, -1)
     turn.notes.append("that article does not match the issue" if fresh else "that article was already sent")
-    return customer.react("wrong_article", scenario, state.step)
+    return _react("wrong_article", scenario, state)
 
 
 def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -745,7 +757,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         turn.add("escalate_repeat")
         if told:
             turn.mood(-0.1, -1)
-        return customer.react("repeated_answer", scenario, state.step) if told else ""
+        return _react("repeated_answer", scenario, state) if told else ""
     state.escalated = True
     if action.text:
         # The reason is what the customer is told; judge it like a response.
@@ -773,7 +785,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
-    return customer.react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state.step)
+    return _react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state)
 
 
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -790,13 +802,13 @@ def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.add("callback_needless")
             turn.notes.append("no specialist takes this case over, so a callback only adds cost")
         turn.mood(0.1)
-        return customer.react("callback", scenario, state.step)
+        return _react("callback", scenario, state)
     turn.add("callback_not_allowed")
     if not scenario.expected.callback_allowed:
         state.violations.append("callback_not_allowed")
         turn.notes.append("callbacks are only for premium and enterprise customers")
     turn.mood(-0.1)
-    return customer.react("no_callback", scenario, state.step)
+    return _react("no_callback", scenario, state)
 
 
 def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
@@ -823,10 +835,10 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if state.task_id == "issue_classification":  # handed to a colleague: the customer is not told
             return ""
         if left:  # triaged only: someone else will help
-            return customer.react("closed_unhelped", scenario, state.step, issue=customer.issue_words(left))
+            return _react("closed_unhelped", scenario, state, issue=customer.issue_words(left))
         turn.mood(0.1)
         mood = _mood_after(state, turn)
-        return customer.react(customer.in_mood("closed", mood), scenario, state.step)
+        return _react(customer.in_mood("closed", mood), scenario, state)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
     missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []
@@ -836,7 +848,7 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     )
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
-    return customer.react("premature", scenario, state.step, issue=customer.issue_words(open_issues))
+    return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
 
 
 def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

@@ -541,7 +541,11 @@ def test_goodbyes_fit_the_mood_shown():
                 assert action.kind == "mark_resolved" and sentiment_label(after.sentiment) in labels, (reply, kind)
                 seen.add(kind)
     # A rude answer solves the case but leaves the customer annoyed: a curt goodbye.
-    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and s.persona == "angry")
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 1 and not s.expected.escalate and s.persona == "angry" and s.initial_sentiment < -0.5
+        )
+    )
     scenario, state = new_episode(HARD, "train", seed)
     _answer(scenario, state, list(scenario.expected.solvable), before="Calm down. ")
     step(scenario, state, resolve())

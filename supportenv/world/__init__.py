@@ -491,6 +491,8 @@ def _compose_message(
         mention = rng.choice(mentions)
         if mention in _MISLEADING:
             said.add("searched")
+        else:  # a past ticket: no opener may then say this is its first
+            said.add("first_contact")
         body += " " + mention.format(title=other.title, issue=past)
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
