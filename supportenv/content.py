@@ -1003,9 +1003,12 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 # "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
 # before), or ""). A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
+# Openers that end so lead into the issue itself: no small talk may follow them.
+LEADS_INTO_THE_ISSUE = (": ", "but ")
 PERSONA_OPENERS = {
     "terse": (("", ANY_KIND, ""), ("", ANY_KIND, ""), ("", ANY_KIND, ""), ("Hi, ", ANY_KIND, "")),
     "verbose": (
+        ("Hello there, I hope this message finds you well. ", ANY_KIND, ""),
         (
             "Hello there, I hope this message finds you well. This is the first time I've had to write in, "
             "so here is the situation: ",
@@ -1050,6 +1053,7 @@ PERSONA_OPENERS = {
         ("Hi, sorry, I'm a bit lost and not sure who to ask, but ", ANY_KIND, ""),
         ("Hello? Sorry, I hope this reaches the right person: ", ANY_KIND, ""),
         ("So, I'm not sure how to put this, but ", ANY_KIND, ""),
+        ("Hello, sorry to bother you. ", ANY_KIND, ""),
     ),
 }
 
@@ -1095,7 +1099,7 @@ PERSONA_CLOSERS = {
     "confused": (
         (" Apologies if this should have gone to another department.", ANY_KIND, ""),
         (" I hope that makes sense?", ANY_KIND, ""),
-        (" Is that something you can help with?", (FAULT, REQUEST, IDEA), ""),
+        (" Can you help me with this?", (FAULT, REQUEST), ""),
         (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), ""),
     ),
 }
@@ -1392,8 +1396,8 @@ REACTIONS = {
         "Thanks, that's exactly what I wanted!",
     ),
     "solved_done_plain": (
-        "Okay, thanks for changing it.",
-        "Alright, thanks for updating that.",
+        "Okay, thanks for doing that.",
+        "Alright, thanks for dealing with it.",
     ),
     "solved_done_grudging": (
         "Fine. Thanks, I suppose.",
@@ -1460,6 +1464,16 @@ REACTIONS = {
         "Thanks, that covers {issue}, and I'll send the photos you asked for. But what about {remaining}?",
         "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
         "Thanks, that helps with {issue}. I'll send the photos now, but you haven't got to {remaining} yet.",
+    ),
+    # The same, to an answer that says it comes to what is left next.
+    "partly_solved_next": (
+        "Thanks, that covers {issue}. Sure, go ahead with {remaining}.",
+        "Okay, that covers {issue}, thanks. Ready when you are for {remaining}.",
+        "Thanks, that helps with {issue}. I'm all ears for {remaining}.",
+    ),
+    "partly_solved_next_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. Sure, go ahead with {remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. Ready when you are for {remaining}.",
     ),
     "partly_solved_handover": (
         "Thanks, that covers {issue}. I'll wait to hear about {remaining}.",
@@ -1580,11 +1594,14 @@ REACTIONS = {
         "Thanks so much for your help. Bye!",
         "Brilliant, thanks again for all your help!",
         "Thank you, you've been really helpful. Have a good day!",
+        "Lovely, thanks a lot. Take care!",
+        "That's great, thank you. Have a nice evening!",
     ),
     "closed_plain": (
         "Thanks, bye.",
         "Alright, thank you.",
         "Thanks for your time.",
+        "Okay, thanks for the help.",
     ),
     "closed_grudging": (
         "Okay. Goodbye.",

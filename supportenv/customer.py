@@ -71,6 +71,9 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
     return content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
 
 
+_IT_RE = re.compile(r"it\b")
+
+
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
     wanted = list(dict.fromkeys(fields or fields_in_question(question)))
     facts = scenario.facts_by_name
@@ -84,7 +87,10 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
             unknown.append(name)
         else:
             revealed.append(name)
-            parts.append(_pick(f"{ticket}|{step}|{name}", _fact_replies(scenario, name)).format(value))
+            options = _fact_replies(scenario, name)
+            if len(parts) % 2:  # second in its sentence: an "it" there would mean the first fact
+                options = tuple(o for o in options if not _IT_RE.match(o)) or options
+            parts.append(_pick(f"{ticket}|{step}|{name}", options).format(value))
     sentences = []
     if parts:
         # Two facts to a sentence, as people write them ("It's X and the order is Y. ...").

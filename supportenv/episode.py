@@ -506,8 +506,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
         announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
+        # ... and an answer that says it comes to what is left next is let go on.
+        coming = not announced and set(waiting) <= set(left) and _COMING_NEXT_RE.search(action.text)
+        kind = "partly_solved_handover" if announced else "partly_solved_next" if coming else "partly_solved"
         reply = _react(
-            ("partly_solved_handover" if announced else "partly_solved") + ("_photos" if photos else ""),
+            kind + ("_photos" if photos else ""),
             scenario,
             state,
             issue=customer.issue_words(newly),
@@ -523,6 +526,16 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return f"{yes} {reply}" if yes else reply
 
 
+# An answer that says it turns to the customer's other issue next ("Next, your refund: ...",
+# "I'll come to the invoice in a moment").
+_COMING_NEXT_RE = re.compile(
+    r"(?:^|[.!?:]\s+)next[,:]|"
+    r"\b(?:I'll|I will|let me|let's|we'll)\b[^.!?]{0,60}\bnext\b"
+    r"(?!\s+(?:week|month|year|day|business|billing|statement|cycle|time))|"
+    r"\b(?:in a moment|moving on|now (?:for|on to))\b|"
+    r"\b(?:I'll|I will|let me|let's|we'll)\s+(?:now\s+)?(?:come|get|turn|move)\s+(?:on\s+)?to\b",
+    re.IGNORECASE,
+)
 # Words that tell the customer a colleague or specialist team will take something over.
 _HANDOVER_RE = re.compile(
     r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed|s)?\b.{0,30}\bover|pass(?:ing|ed|es)?\b.{0,40}\b(?:on|to)|"
@@ -791,6 +804,8 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """The customer reads the reason, as it reads an escalation's."""
     state.history.append(("system", f"Callback requested: {action.text or 'no reason given'}", state.step))
+    if action.text:  # the reason is what the customer is told, judged for tone (step)
+        state.responses += 1
     if scenario.expected.callback_allowed and not state.callback:
         state.callback = True
         if scenario.expected.escalate:

@@ -374,7 +374,9 @@ def c_response_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     if not share:
         return 0.0, f"no credit for tone: {NOTHING_HANDLED}"
     score = 1.0 - 0.5 * state.rude - 0.2 * state.wrong_solutions
-    why = [f"{state.responses} message{'s' if state.responses != 1 else ''} to the customer"]
+    # What the agent wrote to the customer in its own words (questions, answers, escalation and
+    # callback reasons), not the notices the desk sends for it (a suggested article).
+    why = [f"{state.responses} message{'s' if state.responses != 1 else ''} in your own words judged for tone"]
     why += [f"{state.rude} rude"] if state.rude else ["none rude"]
     why += [f"{state.wrong_solutions} wrong solutions or citations named"] if state.wrong_solutions else []
     return max(0.0, score) * share, "; ".join(why) + note

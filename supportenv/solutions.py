@@ -65,6 +65,7 @@ _SAME_AS = {
     "receipt": "invoic",
     "log": "sign",
     "lodg": "fil",
+    "reimburs": "refund",
     "disabl": "turn-off",
     "not": "no",
     "t": "no",  # the n't of won't, don't
@@ -80,6 +81,12 @@ _SAME_AS_PAIR = {
     ("free", "charg"): "no-cost",
     ("no", "cost"): "no-cost",
     ("new", "one"): "replac",
+    # The charge taken twice, however it is named ("reverse the extra payment").
+    **{
+        (which, what): "duplicate-charge"
+        for which in ("duplicat", "extra", "second", "doubl", "repeat")
+        for what in ("charg", "pay", "payment", "transaction")
+    },
 }
 
 

@@ -335,6 +335,18 @@ def test_a_question_in_an_answer_gets_its_answer():
     assert _reply_now(state).startswith("Yes, that's right. ")
 
 
+def test_a_second_fact_in_a_sentence_is_not_an_it():
+    """From audit round 17: "The confirmation email says order ORD-220646 and it shows error
+    E1863." (the "it" reads as the email)."""
+    for seed in range(200):
+        scenario, state = new_episode(HARD, "train", seed)
+        fields = tuple(f for f in REQUESTABLE_FIELDS if f in scenario.facts_by_name)
+        if len(fields) < 2:
+            continue
+        step(scenario, state, ask(*fields))
+        assert not re.search(r"\band it\b", _reply_now(state)), _reply_now(state)
+
+
 def test_several_facts_come_two_to_a_sentence():
     seed = seed_where(lambda s: sum(f in s.facts_by_name for f in REQUESTABLE_FIELDS) >= 4)
     scenario, state = new_episode(HARD, "train", seed)
@@ -354,6 +366,19 @@ def test_an_announced_hand_over_is_waited_for_not_asked_about():
         step(scenario, state, action)
     step(scenario, state, action._replace(text=action.text + " I'll pass the rest on to a specialist next."))
     assert re.fullmatch(_pattern("partly_solved_handover"), _reply_now(state)), _reply_now(state)
+
+
+def test_an_answer_that_says_it_comes_to_the_other_issue_next_is_let_go_on():
+    """From audit round 16: "I'll come to your refund next" got "What about my refund?"; the
+    customer lets the agent go on instead, and still names the issue left."""
+    seed = seed_where(lambda s: len(s.intents) == 2 and len(s.expected.solvable) == 2)
+    scenario, state = new_episode(HARD, "train", seed)
+    first, second = scenario.expected.solvable
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" I'll come to the other part of your message next.")
+    reply = _reply_now(state)
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), reply), reply
+    assert customer.issue_words([second]) in reply, reply
 
 
 def test_an_answer_that_asks_for_a_fact_gets_it_and_a_check_in_gets_no_yes():

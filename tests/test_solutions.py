@@ -43,6 +43,10 @@ PARAPHRASES = [
     ("If you have a new card, add it as your payment method, then try again.", "payment_failure"),
     ("I have ended your membership, so it will not renew.", "subscription_cancel"),
     ("I have emailed you a link to reset your password.", "account_locked"),
+    # The charge taken twice, however it is named (blind audit round 17).
+    ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
+    ("I have refunded the second payment, so you only pay once.", "double_charge"),
+    ("We'll reimburse the duplicate transaction within five working days.", "double_charge"),
     # Said in other words than any phrase: read from the article's own steps (blind audit round 5).
     ("Our standard shipping usually arrives within 3 to 5 business days.", "shipping_policy_question"),
     ("I'm crediting the difference back to your original payment method.", "wrong_amount"),

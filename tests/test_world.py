@@ -126,6 +126,29 @@ def test_persona_lines_fit_the_issue_and_say_nothing_twice():
     assert all(kinds.values()), kinds
 
 
+def test_a_message_does_not_contradict_itself_nor_interrupt_its_opener():
+    """From audit rounds 16 and 17: "I've never written to you before ... Last month I wrote in
+    about the wrong item too", and "so here goes: Sorry for any typos, I'm in a hurry." (small
+    talk after an opener that leads into the problem)."""
+    past = re.compile(r"Last month I wrote in about")
+    first = [t for lines in content.PERSONA_OPENERS.values() for t, _, note in lines if note == "first_contact"]
+    leading = [
+        t for lines in content.PERSONA_OPENERS.values() for t, _, _ in lines if t.endswith(content.LEADS_INTO_THE_ISSUE)
+    ]
+    small_talk = [d[:-1] for d in content.DISTRACTORS]
+    checked = 0
+    for seed in range(3_000):
+        message = generate(HARD, "train", seed).opening_message
+        if past.search(message):
+            assert not any(message.startswith(t) for t in first), message
+        for opener in leading:
+            if message.startswith(opener):
+                rest = message[len(opener) :]
+                assert not any(rest.lower().startswith(d[:12].lower()) for d in small_talk), message
+                checked += 1
+    assert checked > 100
+
+
 def test_every_persona_has_lines_for_any_issue():
     for lines in (*content.PERSONA_OPENERS.values(), *content.PERSONA_CLOSERS.values()):
         assert any(set(fits) == set(content.ANY_KIND) and not note for _, fits, note in lines)

@@ -242,7 +242,7 @@ def _replies(*kinds: str) -> re.Pattern[str]:
 
 
 _SOLVED = _replies(*(kind for kind in content.REACTIONS if kind.startswith("solved_")))
-_PARTLY_SOLVED = _replies("partly_solved", "partly_solved_photos")
+_PARTLY_SOLVED = _replies("partly_solved", "partly_solved_photos", "partly_solved_next", "partly_solved_next_photos")
 _UNHELPFUL = _replies("unhelpful", "citation_only", "missing_facts")
 _TASK_IDS = tuple(t.task_id for t in TASKS)
 _ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)

@@ -494,15 +494,18 @@ def _compose_message(
         else:  # a past ticket: no opener may then say this is its first
             said.add("first_contact")
         body += " " + mention.format(title=other.title, issue=past)
+    openers = content.PERSONA_OPENERS[persona]
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
-        # Before the issue, never after it: a closer ("Is that something you can help with?")
-        # must follow the problem, not the small talk.
+        # Before the issue, never after it: a closer ("Can you help me with this?") must follow
+        # the problem, not the small talk; and after no opener that leads into the problem
+        # ("so here goes: ", "not sure who to ask, but ").
         body = f"{distractor} {body}"
+        openers = tuple(line for line in openers if not line[0].endswith(content.LEADS_INTO_THE_ISSUE))
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
-    opener, note = _persona_line(content.PERSONA_OPENERS[persona], kinds, said, rng)
+    opener, note = _persona_line(openers, kinds, said, rng)
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
-    if opener and not opener.endswith(": "):
+    if opener and not opener.endswith((": ", ". ")):  # "Hi there, " goes on with a small letter
         body = _lower_first(body)
     return f"{opener}{body}{closer}".strip(), tuple(template_ids)
 
