@@ -167,6 +167,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
         "Callbacks are only for premium and enterprise customers, and help only when the case is escalated to a "
         "specialist (who calls).",
+        "Send a knowledge-base article only for an issue still open; one for an issue already answered or handed "
+        "over adds cost and no help.",
         "Be polite; never blame the customer.",
     )
 

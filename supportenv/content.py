@@ -374,6 +374,8 @@ ISSUES = (
             "check the card expiry",
             "add a new card",
             "new payment method",
+            "try the payment again",
+            "try the charge again",
         ),
         "templates": (
             "My card keeps getting declined when I try to pay for my subscription.",
@@ -397,7 +399,12 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("refund the duplicate charge", "reverse the duplicate charge", "void the second charge"),
+        "solution_phrases": (
+            "refund the duplicate charge",
+            "reverse the duplicate charge",
+            "void the second charge",
+            "duplicate has been refunded",
+        ),
         "templates": (
             "You charged me twice for the same order!",
             "My bank statement shows a double charge for one purchase.",
@@ -551,7 +558,13 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("send the correct item", "keep the incorrect item", "exchange for the right item"),
+        "solution_phrases": (
+            "send the correct item",
+            "keep the incorrect item",
+            "exchange for the right item",
+            "correct item is on its way",
+            "keep the one you got",
+        ),
         "templates": (
             "You sent me the wrong item.",
             "My order was supposed to be the {product}, but something completely different came in the box.",
@@ -608,6 +621,7 @@ ISSUES = (
             "address correction request",
             "update it to the new address",
             "carrier redirect",
+            "redirect request",
         ),
         "templates": (
             "Can I change the delivery address on my order?",
@@ -639,6 +653,7 @@ ISSUES = (
             "refund the full amount",
             "refund to your original payment method",
             "money back to your card",
+            "refund is approved",
         ),
         "templates": (
             "Please refund my last order, it's not what I expected.",
@@ -662,7 +677,12 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("bank processing time", "refund reference number", "refund was issued on"),
+        "solution_phrases": (
+            "bank processing time",
+            "refund reference number",
+            "refund was issued on",
+            "bank 5-10 business days",
+        ),
         "templates": (
             "Returned the item two weeks ago and still no refund.",
             "Where is my refund? You said it was approved.",
@@ -1106,7 +1126,7 @@ PERSONA_CLOSERS = {
 
 # Off-topic sentences a customer might tack on; they name none of the article keywords.
 DISTRACTORS = (
-    "By the way, I love the redesigned logo.",
+    "First of all, I love the redesigned logo.",
     "I'm typing this on the train, so excuse any typos.",
     "My cat just walked across the keyboard, sorry if anything looks odd.",
     "It's been quite a week, honestly.",
@@ -1114,7 +1134,7 @@ DISTRACTORS = (
     "My sister recommended you to me, for what it's worth.",
     "Sorry for any typos, I'm in a hurry.",
     "I'm on my lunch break, so I might take a while to reply.",
-    "Your blog post about spring cleaning was great, by the way.",
+    "I really enjoyed your blog post about spring cleaning.",
     "I've been a fan of your brand for a while.",
     "English is not my first language, so please bear with me.",
     "My kids are shouting in the background, so forgive me if this rambles.",

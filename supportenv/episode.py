@@ -443,6 +443,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     reply = _respond(scenario, state, action, turn)
     question = _last_question(action.text)
     asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
+    # A fact already given, named in an answer's question ("could you check those for the card
+    # ending 2227?"), is the agent using it, not asking again.
+    asked = tuple(f for f in asked if f not in state.revealed)
     if not asked:
         return reply
     got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
@@ -507,7 +510,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
         announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
         # ... and an answer that says it comes to what is left next is let go on.
-        coming = not announced and set(waiting) <= set(left) and _COMING_NEXT_RE.search(action.text)
+        coming = not announced and _COMING_NEXT_RE.search(action.text)
         kind = "partly_solved_handover" if announced else "partly_solved_next" if coming else "partly_solved"
         reply = _react(
             kind + ("_photos" if photos else ""),
@@ -648,6 +651,7 @@ def _yes_to(question: str) -> str:
     return "Yes, that's right." if _CONFIRM_RE.search(question.strip()) else ""
 
 
+_STUFFED_NOTE = "stuffed with other issues' fixes: it solves nothing"
 # An answer this short that cites the right article is a pointer, not an explanation.
 _BARE_CITATION_WORDS = 15
 
@@ -704,7 +708,7 @@ def _respond_without_solving(
     if action.article_id in wanted and len(action.text.split()) <= _BARE_CITATION_WORDS:
         turn.notes.append("citing an article is not an answer: say the solution in words")
         return _react(tone or "citation_only", scenario, state)
-    turn.notes.append("the answer does not address this ticket" + (" (stuffed)" if stuffed else ""))
+    turn.notes.append(_STUFFED_NOTE if stuffed else "the answer says no solution to an open issue")
     return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words(open_issues[:1]))
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
-from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, solved_all, unsolved
+from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, unsolved
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
@@ -247,8 +247,12 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
         return (0.25, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
     if state.escalated or state.transfers:
         return 0.0, "escalated or transferred a case the agent could solve"
-    solved = solved_all(scenario, state)
-    return (1.0, "solved without escalating") if solved else (0.0, "neither solved nor escalated")
+    # Rightly kept: paid by the share handled, as the other components, since an issue left
+    # unanswered is resolution's to charge (the share says how much of the work was done).
+    share, note = handled_share(scenario, state, opt)
+    if not share:
+        return 0.0, f"not escalated, rightly, but {NOTHING_HANDLED}"
+    return share, "solved without escalating, as policy says" + note
 
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -270,6 +274,11 @@ def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
 COST_SCALE = 10.0
 
 
+def _count(n: int, thing: str) -> str:
+    """ "1 safe first step", "2 safe first steps"; "2 accepted offers or helpful extras"."""
+    return f"{n} {thing}" if n == 1 else f"{n} " + " or ".join(w + "s" for w in thing.split(" or "))
+
+
 def _efficiency(
     scenario: Scenario, state: EpisodeState, opt: _Optimum, counted: int, spent: float
 ) -> tuple[float, str]:
@@ -283,16 +292,25 @@ def _efficiency(
     steps = opt.steps / max(taken, opt.steps)
     charged = spent - state.courtesy_cost
     cost = (opt.cost + COST_SCALE) / (max(charged, opt.cost) + COST_SCALE)
-    spared = state.interim_steps + state.courtesy_steps
-    interim = f", of which {spared} safe first steps, accepted offers or helpful extras not counted" if spared else ""
-    counted_steps = f"{counted} expert-grade steps" if counted != state.step else f"{state.step} steps"
+    free = [
+        *([_count(state.interim_steps, "safe first step")] if state.interim_steps else []),
+        *([_count(state.courtesy_steps, "accepted offer or helpful extra")] if state.courtesy_steps else []),
+    ]
+    interim = f", not counting {' and '.join(free)}" if free else ""
+    below = state.step - counted
+    counted_steps = (
+        f"{state.step} steps"
+        if not below
+        else f"{counted} steps counted of {state.step} ({_count(below, 'step')} "
+        "below the expert's, charged by step quality)"
+    )
     counted_cost = f"${state.cost:.0f}"
     if charged != state.cost:
         why_not = [
             *(["helpful extras and accepted offers are free"] if state.courtesy_cost else []),
             *(["steps below the expert's are step quality's"] if spent != state.cost else []),
         ]
-        counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} ({'; '.join(why_not)})"
+        counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} spent ({'; '.join(why_not)})"
     return (
         (0.5 * steps + 0.5 * cost) * share,
         f"{counted_steps}{interim} (the expert's: {opt.steps}), {counted_cost} (the expert's: ${opt.cost:.0f})" + note,

@@ -66,6 +66,7 @@ _SAME_AS = {
     "log": "sign",
     "lodg": "fil",
     "reimburs": "refund",
+    "deletion": "delet",
     "disabl": "turn-off",
     "not": "no",
     "t": "no",  # the n't of won't, don't
@@ -81,6 +82,8 @@ _SAME_AS_PAIR = {
     ("free", "charg"): "no-cost",
     ("no", "cost"): "no-cost",
     ("new", "one"): "replac",
+    ("extra", "one"): "duplicate-charge",
+    ("second", "one"): "duplicate-charge",
     # The charge taken twice, however it is named ("reverse the extra payment").
     **{
         (which, what): "duplicate-charge"
@@ -113,7 +116,8 @@ for _entry in _PHRASES:
     _BY_FIRST_STEM.setdefault(_entry[0][0], []).append(_entry)
 
 
-# Other words a phrase's own may have among them, in all ("shipping for the desk lamp takes").
+# Other words a phrase's own may have among them, in all ("shipping for the desk lamp takes"),
+# not counting numbers.
 MAX_INSERTED_WORDS = 3
 
 
@@ -123,7 +127,8 @@ def _span(stems: tuple[str, ...], start: int, phrase_stems: tuple[str, ...]) -> 
     at, inserted = start + 1, 0
     for wanted in phrase_stems[1:]:
         while at < len(stems) and stems[at] != wanted:
-            at, inserted = at + 1, inserted + 1
+            # (a number among them is a fact's value, "your refund of $34.99 is approved")
+            at, inserted = at + 1, inserted + (not stems[at].isdigit())
             if inserted > MAX_INSERTED_WORDS:
                 return None
         if at == len(stems):

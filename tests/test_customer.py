@@ -347,6 +347,20 @@ def test_a_second_fact_in_a_sentence_is_not_an_it():
         assert not re.search(r"\band it\b", _reply_now(state)), _reply_now(state)
 
 
+def test_an_answer_that_names_a_given_fact_in_a_question_is_not_a_re_ask():
+    """From audit round 18: "Could you take a quick look at those two things for the card ending
+    2227?" in an answer got "I already told you that!"."""
+    seed = seed_where(
+        lambda s: len(s.intents) == 1 and not s.expected.escalate and "card_last_four" in s.expected.facts
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    reply = _answer(
+        scenario, state, list(scenario.expected.solvable), after=" Could you check that for the card ending?"
+    )
+    assert not any(reply.startswith(r) for r in content.REPEAT_REPLIES), reply
+
+
 def test_several_facts_come_two_to_a_sentence():
     seed = seed_where(lambda s: sum(f in s.facts_by_name for f in REQUESTABLE_FIELDS) >= 4)
     scenario, state = new_episode(HARD, "train", seed)

@@ -221,7 +221,7 @@ _FINE = (
     "every issue handled, closed",
     "no rules broken",
     "right category on the first try",
-    "solved without escalating",
+    "solved without escalating, as policy says",
 )
 
 

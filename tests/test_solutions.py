@@ -3,11 +3,16 @@ is never found inside another word, and overlapping phrases count once (the long
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES
 from supportenv.solutions import PHRASE_OWNER, phrases_said, stem, steps_said
 from supportenv.text import verdict
+
+DATA = Path(__file__).parent / "data"
 
 # Answers written the way agents write them (several from the blind audit), each with the
 # one issue it solves.
@@ -108,3 +113,20 @@ def test_courtesy_and_generic_steps_say_no_issue():
         "Could you please share your order number?",
     ):
         assert not steps_said(text) and not phrases_said(text), text
+
+
+def test_a_corpus_of_natural_answers_is_read_as_solving_its_issue():
+    """150 answers written for the purpose by a model that saw only the knowledge base (blind
+    audit round 18: six per issue, in its own words, short and long). Each must be judged to
+    solve its issue and name no other; a handful may use words no reader of the article would
+    (a pronoun for the fix across a clause: "that second one ... I've refunded it")."""
+    issue_of = {i.article_id: i.issue_id for i in ISSUE_TYPES}
+    lines = [json.loads(line) for line in (DATA / "natural_answers.jsonl").read_text().splitlines() if line.strip()]
+    assert len(lines) == 150 and {issue_of[d["article"]] for d in lines} == {i.issue_id for i in ISSUE_TYPES}
+    missed = []
+    for d in lines:
+        issue = issue_of[d["article"]]
+        judged = verdict(d["text"], ((issue, d["article"]),), d["article"])
+        if judged.solves != (issue,) or judged.wrong_solutions or judged.stuffed:
+            missed.append((issue, d["text"]))
+    assert len(missed) <= 2, missed
