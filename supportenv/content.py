@@ -654,6 +654,8 @@ ISSUES = (
             "refund to your original payment method",
             "money back to your card",
             "refund is approved",
+            "back to your original payment method",
+            "back to the card",
         ),
         "templates": (
             "Please refund my last order, it's not what I expected.",

@@ -20,6 +20,7 @@ from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, I
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
+from supportenv.solutions import announcements
 from supportenv.text import is_polite, is_rude, judge
 from supportenv.world import Scenario, tokenize
 
@@ -444,8 +445,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     question = _last_question(action.text)
     asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
     # A fact already given, named in an answer's question ("could you check those for the card
-    # ending 2227?"), is the agent using it, not asking again.
-    asked = tuple(f for f in asked if f not in state.revealed)
+    # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
+    # ("log in with your new address?" about a new email) is an instruction, not a question.
+    asked = tuple(f for f in asked if f not in state.revealed and f in scenario.facts_by_name)
     if not asked:
         return reply
     got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
@@ -510,7 +512,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
         announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
         # ... and an answer that says it comes to what is left next is let go on.
-        coming = not announced and _COMING_NEXT_RE.search(action.text)
+        coming = not announced and (_COMING_NEXT_RE.search(action.text) or announcements(action.text))
         kind = "partly_solved_handover" if announced else "partly_solved_next" if coming else "partly_solved"
         reply = _react(
             kind + ("_photos" if photos else ""),

@@ -67,6 +67,7 @@ _SAME_AS = {
     "lodg": "fil",
     "reimburs": "refund",
     "deletion": "delet",
+    "expiry": "expir",
     "disabl": "turn-off",
     "not": "no",
     "t": "no",  # the n't of won't, don't
@@ -82,6 +83,7 @@ _SAME_AS_PAIR = {
     ("free", "charg"): "no-cost",
     ("no", "cost"): "no-cost",
     ("new", "one"): "replac",
+    ("onc", "mor"): "again",  # "try the payment once more"
     ("extra", "one"): "duplicate-charge",
     ("second", "one"): "duplicate-charge",
     # The charge taken twice, however it is named ("reverse the extra payment").
@@ -233,3 +235,34 @@ def steps_said_in_a_sentence(text: str) -> frozenset[str]:
         words = set(content_stems(sentence))
         said.update(owner for step, owner in _STEPS if _sentence_says(step, words))
     return frozenset(said)
+
+
+# ---- what an answer only announces ----
+
+# A sentence that says the agent will turn to something later ("I'll come to your refund next",
+# "I will deal with cancelling your membership once I have your email") names a topic, not a
+# fix: its words are not read as that issue's solution.
+_LATER_VERB_RE = re.compile(
+    r"\b(?:i'll|i will|i'm going to|i am going to|let me|let's|we'll|we will)\s+(?:now\s+|then\s+|also\s+)?"
+    r"(?:come|get|turn|move on|go on|deal|look|take care|handle|sort|help|see to|attend)\b"
+)
+_LATER_WHEN_RE = re.compile(
+    r"\b(?:next|afterwards|after that|in a moment|shortly|once|as soon as|then|separately|later|in my next)\b"
+)
+
+
+def announcements(text: str) -> tuple[str, ...]:
+    """The sentences of `text` that only announce what the agent will turn to later."""
+    return tuple(
+        sentence
+        for sentence in _SENTENCE_END_RE.split(text)
+        if _LATER_VERB_RE.search(sentence.lower()) and _LATER_WHEN_RE.search(sentence.lower())
+    )
+
+
+def without_announcements(text: str) -> str:
+    """The text without its announcements, as the solutions it says are read from."""
+    later = announcements(text)
+    if not later:
+        return text
+    return " ".join(sentence for sentence in _SENTENCE_END_RE.split(text) if sentence not in later)

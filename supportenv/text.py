@@ -23,7 +23,13 @@ from functools import lru_cache, wraps
 from typing import NamedTuple, TypeVar
 
 from supportenv.records import frozen_record
-from supportenv.solutions import PHRASE_OWNER, phrases_said, steps_said, steps_said_in_a_sentence
+from supportenv.solutions import (
+    PHRASE_OWNER,
+    phrases_said,
+    steps_said,
+    steps_said_in_a_sentence,
+    without_announcements,
+)
 
 # ---- tone ----
 # Rules over the lower-cased text (curly quotes made straight, runs of spaces made one). Each rule is
@@ -530,15 +536,16 @@ class _Analysis(NamedTuple):
 def _analyse(text: str) -> _Analysis:
     """Everything about a text that does not depend on the ticket."""
     lower = text.lower()
-    counts = phrases_said(text)
+    said = without_announcements(text)  # "I'll come to your refund next" says no refund yet
+    counts = phrases_said(said)
     rude, polite = _tone(lower)
     phrased = frozenset(PHRASE_OWNER[p] for p in counts)
     return _Analysis(
         lower,
         rude,
         polite,
-        phrased | steps_said(text),
-        phrased | steps_said_in_a_sentence(text),
+        phrased | steps_said(said),
+        phrased | steps_said_in_a_sentence(said),
         tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 

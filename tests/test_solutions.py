@@ -48,6 +48,16 @@ PARAPHRASES = [
     ("If you have a new card, add it as your payment method, then try again.", "payment_failure"),
     ("I have ended your membership, so it will not renew.", "subscription_cancel"),
     ("I have emailed you a link to reset your password.", "account_locked"),
+    # From blind audit round 19.
+    (
+        "Please check whether the card has expired and that the billing address matches, then try the payment "
+        "once more.",
+        "payment_failure",
+    ),
+    (
+        "The $90.00 is within the refund limit for your tier, so I'm sending it back to your original payment method.",
+        "refund_request",
+    ),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
@@ -130,3 +140,16 @@ def test_a_corpus_of_natural_answers_is_read_as_solving_its_issue():
         if judged.solves != (issue,) or judged.wrong_solutions or judged.stuffed:
             missed.append((issue, d["text"]))
     assert len(missed) <= 2, missed
+
+
+def test_an_answer_that_announces_an_issue_for_later_does_not_answer_it():
+    """From audit round 19: "I will deal with cancelling your membership next" was read as the
+    cancellation's answer (before the account email was in), and the shipping answer beside it lost."""
+    text = (
+        "Standard shipping takes 3-5 business days, and orders over the threshold ship free. "
+        "I will deal with cancelling your membership next; I just need to confirm your identity first."
+    )
+    intents = (("shipping_policy_question", "KB-GEN-03"), ("subscription_cancel", "KB-BIL-04"))
+    assert verdict(text, intents, "KB-GEN-03").solves == ("shipping_policy_question",)
+    done = "I'll help you with that: I have cancelled your subscription, so no further renewals will be billed."
+    assert verdict(done, intents, "KB-BIL-04").solves == ("subscription_cancel",)
