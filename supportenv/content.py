@@ -404,6 +404,8 @@ ISSUES = (
             "reverse the duplicate charge",
             "void the second charge",
             "duplicate has been refunded",
+            "duplicate charge refunded",
+            "the extra back to your card",
         ),
         "templates": (
             "You charged me twice for the same order!",
@@ -432,6 +434,7 @@ ISSUES = (
             "correct the overcharge",
             "reapply the discount code",
             "refund the price difference",
+            "difference back on the card",
         ),
         "templates": (
             "My card was charged more than the price shown at checkout.",
@@ -535,6 +538,7 @@ ISSUES = (
             "ship a replacement",
             "send a replacement",
             "trace with the carrier",
+            "carrier to investigate",
         ),
         "templates": (
             "The tracking says delivered but the package never came.",
@@ -564,6 +568,8 @@ ISSUES = (
             "exchange for the right item",
             "correct item is on its way",
             "keep the one you got",
+            "right item by priority shipping",
+            "yours to keep",
         ),
         "templates": (
             "You sent me the wrong item.",
@@ -656,6 +662,8 @@ ISSUES = (
             "refund is approved",
             "back to your original payment method",
             "back to the card",
+            "issued the full amount back",
+            "issued the full back",
         ),
         "templates": (
             "Please refund my last order, it's not what I expected.",
@@ -1001,7 +1009,12 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("standard shipping takes", "free shipping over", "express shipping option"),
+        "solution_phrases": (
+            "standard shipping takes",
+            "free shipping over",
+            "express shipping option",
+            "shipping is free",
+        ),
         "templates": (
             "How long does shipping usually take?",
             "What are your shipping options and costs?",
@@ -1549,6 +1562,11 @@ REACTIONS = {
     "interim_grudging": (
         "Fine, I'll do that for now.",
         "Okay. That's a start, I suppose.",
+    ),
+    # The same, while another issue still waits for an answer.
+    "interim_open": (
+        "Okay, I'll start with that. But what about {remaining}?",
+        "Thanks, that's a start. What about {remaining}, though?",
     ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",

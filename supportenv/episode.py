@@ -684,8 +684,12 @@ def _respond_without_solving(
             state.interim_steps += 1
             turn.add("respond_interim")
             turn.notes.append("good first steps; policy still requires escalating this issue")
-            mood = _mood_after(state, turn)
-            return _react(tone or customer.in_mood("interim", mood), scenario, state)
+            if tone:
+                return _react(tone, scenario, state)
+            left = unsolved(scenario, state)
+            if left:  # the customer still waits for an answer to the rest, and says so
+                return _react("interim_open", scenario, state, remaining=customer.issue_words(left))
+            return _react(customer.in_mood("interim", _mood_after(state, turn)), scenario, state)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
     if _accepted_an_offer(state) and not stuffed:

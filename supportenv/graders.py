@@ -244,7 +244,9 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
     if exp.escalate:
         if state.escalated and state.department == exp.department:
             return 1.0, "escalated and routed as required"
-        return (0.25, "escalated but misrouted") if state.escalated else (0.0, "escalation required but not done")
+        if state.escalated:
+            return 0.25, f"escalated from {state.department or 'no department'}, not {exp.department} as policy says"
+        return 0.0, "escalation required but not done"
     if state.escalated or state.transfers:
         return 0.0, "escalated or transferred a case the agent could solve"
     # Rightly kept: paid by the share handled, as the other components, since an issue left
@@ -330,7 +332,11 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
             routed = state.escalated and state.department == exp.department
             credit += 1.0 if routed else 0.25 if state.escalated else 0.0
             if not routed:
-                left.append(f"{name} not {'routed right' if state.escalated else 'escalated'}")
+                left.append(
+                    f"{name} escalated from {state.department or 'no department'}, not {exp.department} as policy says"
+                    if state.escalated
+                    else f"{name} not escalated"
+                )
         elif name in state.solved_intents:
             credit += 1.0
         else:

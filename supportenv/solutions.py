@@ -66,6 +66,17 @@ _SAME_AS = {
     "log": "sign",
     "lodg": "fil",
     "reimburs": "refund",
+    "look": "check",  # "have a look at our status page"
+    "visit": "check",
+    "suggestion": "idea",
+    "gap": "differenc",
+    "revis": "updat",
+    "tap": "click",
+    "typ": "updat",  # "type the new address into the login email box"
+    "enter": "updat",
+    "postag": "ship",
+    "thre": "3",
+    "fiv": "5",
     "deletion": "delet",
     "expiry": "expir",
     "disabl": "turn-off",
@@ -95,9 +106,23 @@ _SAME_AS_PAIR = {
 }
 
 
+# Expressions made of small words, read as the word they mean before the small words are
+# dropped ("our engineers are on it", "your money back").
+_SAME_AS_EXPRESSION = (
+    (re.compile(r"\b(?:on it|looking into it|working on it)\b"), "investigating"),
+    (re.compile(r"\b(?:your )?money back\b"), "refund"),
+    (re.compile(r"\bsign[- ]?in (?=email|address)"), "login "),
+    (re.compile(r"\bworking days\b"), "business days"),
+    (re.compile(r"\bpass(?:ed|ing)? (?:it |this |that )?(?:along|on)\b"), "post"),
+)
+
+
 def content_stems(text: str) -> tuple[str, ...]:
     out: list[str] = []
-    for word in (stem(w) for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS):
+    lower = text.lower()
+    for expression, meaning in _SAME_AS_EXPRESSION:
+        lower = expression.sub(meaning, lower)
+    for word in (stem(w) for w in _WORD_RE.findall(lower) if w not in _STOPWORDS):
         pair = _SAME_AS_PAIR.get((out[-1], word)) if out else None
         if pair:
             out[-1] = pair

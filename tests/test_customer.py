@@ -297,6 +297,21 @@ def test_safe_first_steps_of_an_escalation_are_credited():
     assert grade_state(scenario, state).passed
 
 
+def test_first_steps_for_one_issue_leave_the_other_asked_about():
+    """From audit round 19: "Okay. That's a start, I suppose." to first steps for a takeover,
+    with a refund still unanswered; the customer names what still waits for an answer."""
+    seed = seed_where(
+        lambda s: len(s.intents) == 2 and s.intents[0].issue_id == "account_takeover" and len(s.expected.solvable) == 1
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    _ready_to_answer(scenario, state)
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
+    step(scenario, state, respond(f"I'm sorry about this. Please {steps}.", "KB-SEC-01"))
+    reply = _reply_now(state)
+    assert re.fullmatch(_pattern("interim_open"), reply), reply
+    assert issue_words(list(scenario.expected.solvable)) in reply, reply
+
+
 def test_a_customer_with_an_issue_still_open_is_not_shown_satisfied():
     """ "Thanks, but I still need help with ..." comes with a neutral label at best."""
     partly = _pattern("partly_solved", "partly_solved_photos")
