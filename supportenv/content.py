@@ -376,6 +376,7 @@ ISSUES = (
             "new payment method",
             "try the payment again",
             "try the charge again",
+            "pay again",
         ),
         "templates": (
             "My card keeps getting declined when I try to pay for my subscription.",
@@ -406,6 +407,8 @@ ISSUES = (
             "duplicate has been refunded",
             "duplicate charge refunded",
             "the extra back to your card",
+            "duplicate charge back to the card",
+            "refund the duplicate",
         ),
         "templates": (
             "You charged me twice for the same order!",
@@ -435,6 +438,8 @@ ISSUES = (
             "reapply the discount code",
             "refund the price difference",
             "difference back on the card",
+            "corrected receipt",
+            "receipt with the corrected",
         ),
         "templates": (
             "My card was charged more than the price shown at checkout.",
@@ -486,7 +491,12 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("billing history page", "download the invoice pdf", "send the invoice copy"),
+        "solution_phrases": (
+            "billing history page",
+            "download the invoice pdf",
+            "send the invoice copy",
+            "send the pdf",
+        ),
         "templates": (
             "Can I get an invoice for my last order?",
             "Our accounting team needs a proper VAT invoice for the {product} I bought.",
@@ -510,7 +520,7 @@ ISSUES = (
         "department": "logistics",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("new delivery date", "shipping credit", "expedite the shipment"),
+        "solution_phrases": ("new delivery date", "shipping credit", "expedite the shipment", "credit for shipping"),
         "templates": (
             "My order still hasn't arrived and it was supposed to be here last week.",
             "Where is my package? The delivery is very late.",
@@ -539,6 +549,8 @@ ISSUES = (
             "send a replacement",
             "trace with the carrier",
             "carrier to investigate",
+            "carrier to trace",
+            "replacement or refund",
         ),
         "templates": (
             "The tracking says delivered but the package never came.",
@@ -570,6 +582,7 @@ ISSUES = (
             "keep the one you got",
             "right item by priority shipping",
             "yours to keep",
+            "keep the one",
         ),
         "templates": (
             "You sent me the wrong item.",
@@ -628,6 +641,7 @@ ISSUES = (
             "update it to the new address",
             "carrier redirect",
             "redirect request",
+            "address has been changed",
         ),
         "templates": (
             "Can I change the delivery address on my order?",
@@ -692,6 +706,7 @@ ISSUES = (
             "refund reference number",
             "refund was issued on",
             "bank 5-10 business days",
+            "5-10 business days",
         ),
         "templates": (
             "Returned the item two weeks ago and still no refund.",
@@ -767,7 +782,12 @@ ISSUES = (
         "department": "accounts",
         "escalation": "never",
         "identity_required": True,
-        "solution_phrases": ("update the login email", "verify the new email", "email change confirmation"),
+        "solution_phrases": (
+            "update the login email",
+            "verify the new email",
+            "email change confirmation",
+            "login address",
+        ),
         "templates": (
             "How do I change the email on my account?",
             "Need to update my login email; I don't use the old one anymore.",
@@ -790,7 +810,13 @@ ISSUES = (
         "department": "security",
         "escalation": "always",
         "identity_required": False,
-        "solution_phrases": ("sign out all sessions", "revoke active sessions", "lock down your account"),
+        "solution_phrases": (
+            "sign out all sessions",
+            "revoke active sessions",
+            "lock down your account",
+            "sign out everywhere",
+            "signed you out of every device",
+        ),
         "templates": (
             "Someone hacked my account and changed my settings!",
             "There are logins I don't recognise. I think my account is compromised.",
@@ -817,6 +843,7 @@ ISSUES = (
             "identity verification form",
             "reset two-factor authentication",
             "backup recovery codes",
+            "recovery codes",
         ),
         "templates": (
             "Lost my phone and now I can't get the two-factor code to log in.",
@@ -888,7 +915,7 @@ ISSUES = (
         "department": "technical",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("update the app", "reinstall the app", "send the crash report"),
+        "solution_phrases": ("update the app", "reinstall the app", "send the crash report", "clean reinstall"),
         "templates": (
             "The app crashes every time I open it.",
             "Your mobile app closes right after launch.",
@@ -1014,6 +1041,7 @@ ISSUES = (
             "free shipping over",
             "express shipping option",
             "shipping is free",
+            "standard shipping is",
         ),
         "templates": (
             "How long does shipping usually take?",

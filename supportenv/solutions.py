@@ -77,6 +77,24 @@ _SAME_AS = {
     "postag": "ship",
     "thre": "3",
     "fiv": "5",
+    "ten": "10",
+    "sent": "send",
+    "search": "trac",  # a carrier's search for a parcel is a trace
+    "hunt": "trac",
+    "broken": "damag",
+    "destination": "address",
+    "uptim": "statu",
+    "regular": "standard",
+    "current": "latest",
+    "newest": "latest",
+    "releas": "version",
+    "remov": "delet",
+    "removal": "delet",
+    "eras": "delet",
+    "wip": "delet",
+    "refresh": "reload",
+    "issuer": "bank",
+    "backup": "recovery",
     "deletion": "delet",
     "expiry": "expir",
     "disabl": "turn-off",
@@ -95,6 +113,10 @@ _SAME_AS_PAIR = {
     ("no", "cost"): "no-cost",
     ("new", "one"): "replac",
     ("onc", "mor"): "again",  # "try the payment once more"
+    ("add", "ons"): "extension",  # browser add-ons
+    ("another", "one"): "replac",
+    ("new", "item"): "replac",
+    ("new", "parcel"): "replac",
     ("extra", "one"): "duplicate-charge",
     ("second", "one"): "duplicate-charge",
     # The charge taken twice, however it is named ("reverse the extra payment").
@@ -114,6 +136,12 @@ _SAME_AS_EXPRESSION = (
     (re.compile(r"\bsign[- ]?in (?=email|address)"), "login "),
     (re.compile(r"\bworking days\b"), "business days"),
     (re.compile(r"\bpass(?:ed|ing)? (?:it |this |that )?(?:along|on)\b"), "post"),
+    # money given back is a refund: "return the funds", "has been returned to your card"
+    (re.compile(r"\breturn(?:ed|ing|s)? (?:the |your )?(?:funds|money|full amount)\b"), "refund"),
+    (re.compile(r"\b(?:has|have) been returned\b|\bwas returned\b"), "refunded"),
+    (re.compile(r"\b(?:without charging you(?: anything)?|free of charge|at no charge|for free)\b"), "at no cost"),
+    (re.compile(r"\b(?:send|ship|post)(?:ing)? you another\b"), "send a replacement"),
+    (re.compile(r"\bwhere it'?s going\b"), "shipping address"),
 )
 
 

@@ -126,21 +126,22 @@ def test_courtesy_and_generic_steps_say_no_issue():
 
 
 def test_a_corpus_of_natural_answers_is_read_as_solving_its_issue():
-    """300 answers written for the purpose by models that saw only the knowledge base (blind
-    audit rounds 18 and 19: twelve per issue, in their own words, in six styles from a casual
-    two-liner to a numbered list). Each must be judged to solve its issue and name no other; a
-    few may refer to the fix as no reader of the article would (a pronoun across a clause:
-    "that second one ... I've refunded it")."""
+    """550 answers written for the purpose by models that saw only the knowledge base (blind
+    audit rounds 18 to 20: 22 per issue, in their own words, from a casual two-liner to a
+    numbered list, 250 of them avoiding the article's own words on purpose). Each must be judged
+    to solve its issue and name no other; a few may refer to the fix as no reader of the article
+    would (a pronoun across a clause: "that second one ... I've refunded it"), or give only
+    the first step of a case that waits for the customer."""
     issue_of = {i.article_id: i.issue_id for i in ISSUE_TYPES}
     lines = [json.loads(line) for line in (DATA / "natural_answers.jsonl").read_text().splitlines() if line.strip()]
-    assert len(lines) == 300 and {issue_of[d["article"]] for d in lines} == {i.issue_id for i in ISSUE_TYPES}
+    assert len(lines) == 550 and {issue_of[d["article"]] for d in lines} == {i.issue_id for i in ISSUE_TYPES}
     missed = []
     for d in lines:
         issue = issue_of[d["article"]]
         judged = verdict(d["text"], ((issue, d["article"]),), d["article"])
         if judged.solves != (issue,) or judged.wrong_solutions or judged.stuffed:
             missed.append((issue, d["text"]))
-    assert len(missed) <= 3, missed
+    assert len(missed) <= 5, missed
 
 
 def test_an_answer_that_announces_an_issue_for_later_does_not_answer_it():
