@@ -510,7 +510,10 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # "Thanks, but I still need help with ..." is not a satisfied customer's line.
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over this answer announces: the customer waits for it.
-        announced = not set(waiting) & set(left) and _HANDOVER_RE.search(action.text)
+        # (or whose first steps it gave: "do you still have your backup codes?")
+        announced = not set(waiting) & set(left) and (
+            _HANDOVER_RE.search(action.text) or set(waiting) <= set(judged.solves)
+        )
         # ... and an answer that says it comes to what is left next is let go on.
         coming = not announced and (_COMING_NEXT_RE.search(action.text) or announcements(action.text))
         kind = "partly_solved_handover" if announced else "partly_solved_next" if coming else "partly_solved"

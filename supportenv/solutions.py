@@ -83,6 +83,7 @@ _SAME_AS = {
     "hunt": "trac",
     "broken": "damag",
     "destination": "address",
+    "divert": "redirect",
     "uptim": "statu",
     "regular": "standard",
     "current": "latest",
@@ -141,7 +142,11 @@ _SAME_AS_EXPRESSION = (
     (re.compile(r"\b(?:has|have) been returned\b|\bwas returned\b"), "refunded"),
     (re.compile(r"\b(?:without charging you(?: anything)?|free of charge|at no charge|for free)\b"), "at no cost"),
     (re.compile(r"\b(?:send|ship|post)(?:ing)? you another\b"), "send a replacement"),
-    (re.compile(r"\bwhere it'?s going\b"), "shipping address"),
+    (
+        re.compile(r"\bwhere (?:it|it's|your order|the order|order [\w-]+) (?:is )?(?:going|headed|heading)\b"),
+        "shipping address",
+    ),
+    (re.compile(r"\b(?:will now|is now|will) head(?:s|ing)? to\b"), "shipping address is updated to"),
 )
 
 

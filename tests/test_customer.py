@@ -312,6 +312,25 @@ def test_first_steps_for_one_issue_leave_the_other_asked_about():
     assert issue_words(list(scenario.expected.solvable)) in reply, reply
 
 
+def test_an_answer_with_first_steps_for_the_issue_to_escalate_is_waited_on():
+    """From audit round 21: an answer to a late parcel that also asked "do you still have your
+    backup codes?" got "...but what about my login code?"; the customer waits for the hand-over."""
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and len(s.expected.solvable) == 1
+            and s.expected.escalate_intents == ("two_factor_lost",)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    article = _ready_to_answer(scenario, state)
+    solvable = list(scenario.expected.solvable)
+    text = solution_message(scenario, state, solvable) + " Do you still have the backup recovery codes from setup?"
+    step(scenario, state, respond(text, article))
+    reply = _reply_now(state).removeprefix("Yes, that's right. ")  # (the check-in's answer)
+    assert re.fullmatch(_pattern("partly_solved_handover", "partly_solved_handover_photos"), reply), reply
+
+
 def test_a_customer_with_an_issue_still_open_is_not_shown_satisfied():
     """ "Thanks, but I still need help with ..." comes with a neutral label at best."""
     partly = _pattern("partly_solved", "partly_solved_photos")

@@ -58,6 +58,11 @@ PARAPHRASES = [
         "The $90.00 is within the refund limit for your tier, so I'm sending it back to your original payment method.",
         "refund_request",
     ),
+    (
+        "Your order will now head to 87 Quay Street; if it has left, we'll get the courier to divert it.",
+        "address_change",
+    ),
+    ("I have changed where order ORD-237098 is going to 87 Quay Street, Leeds.", "address_change"),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
