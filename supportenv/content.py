@@ -409,6 +409,7 @@ ISSUES = (
             "the extra back to your card",
             "duplicate charge back to the card",
             "refund the duplicate",
+            "sent it back to the card",
         ),
         "templates": (
             "You charged me twice for the same order!",
@@ -786,7 +787,7 @@ ISSUES = (
             "update the login email",
             "verify the new email",
             "email change confirmation",
-            "login address",
+            "login email can be changed",
         ),
         "templates": (
             "How do I change the email on my account?",

@@ -483,6 +483,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not newly:
         return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
     missing = missing_facts(scenario, state, newly)
+    blocked = ""  # what the customer says of the issues the answer could not be applied to
     if missing:
         # Not applied: the fix needs facts the agent never asked for, and the customer says so.
         turn.add("respond_missing_facts")
@@ -490,7 +491,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.answered_without.extend(f for f in missing if f not in state.answered_without)
         _check_identity(scenario, state)
         turn.mood(-0.1, -1)
-        return _react(tone or "missing_facts", scenario, state, fact=fact_label(missing[0]))
+        blocked = _react(tone or "missing_facts", scenario, state, fact=fact_label(missing[0]))
+        # An answer to several issues still solves those whose facts are in.
+        newly = [i for i in newly if not missing_facts(scenario, state, [i])]
+        if not newly or tone:
+            return blocked
     turn.add("respond_after_classify", len(newly))
     if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)
         turn.add("respond_wrong_citation")
@@ -531,7 +536,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
     # An answer that offers something or asks for a confirmation gets its yes first.
     yes = _yes_to(_last_question(action.text))
-    return f"{yes} {reply}" if yes else reply
+    reply = f"{yes} {reply}" if yes else reply
+    return f"{reply} {blocked}" if blocked else reply
 
 
 # An answer that says it turns to the customer's other issue next ("Next, your refund: ...",

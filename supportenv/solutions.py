@@ -83,6 +83,8 @@ _SAME_AS = {
     "hunt": "trac",
     "broken": "damag",
     "destination": "address",
+    "pic": "photo",
+    "crack": "damag",
     "divert": "redirect",
     "uptim": "statu",
     "regular": "standard",
@@ -134,7 +136,9 @@ _SAME_AS_PAIR = {
 _SAME_AS_EXPRESSION = (
     (re.compile(r"\b(?:on it|looking into it|working on it)\b"), "investigating"),
     (re.compile(r"\b(?:your )?money back\b"), "refund"),
-    (re.compile(r"\bsign[- ]?in (?=email|address)"), "login "),
+    (re.compile(r"\bsign[- ]?in (?:email|address)"), "login email"),
+    (re.compile(r"\bhang(?:ing)? on to\b"), "keep"),
+    (re.compile(r"\bon us\b"), "at no cost"),
     (re.compile(r"\bworking days\b"), "business days"),
     (re.compile(r"\bpass(?:ed|ing)? (?:it |this |that )?(?:along|on)\b"), "post"),
     # money given back is a refund: "return the funds", "has been returned to your card"
@@ -155,12 +159,15 @@ def content_stems(text: str) -> tuple[str, ...]:
     lower = text.lower()
     for expression, meaning in _SAME_AS_EXPRESSION:
         lower = expression.sub(meaning, lower)
+    last_word = -1  # where the last word that is no number is: "the duplicate $39.99 charge" is a pair
     for word in (stem(w) for w in _WORD_RE.findall(lower) if w not in _STOPWORDS):
-        pair = _SAME_AS_PAIR.get((out[-1], word)) if out else None
+        pair = _SAME_AS_PAIR.get((out[last_word], word)) if last_word >= 0 else None
         if pair:
-            out[-1] = pair
-        else:
-            out.append(word)
+            out[last_word] = pair
+            continue
+        out.append(word)
+        if not word.isdigit():
+            last_word = len(out) - 1
     return tuple(_SAME_AS.get(word, word) for word in out)
 
 
@@ -237,7 +244,9 @@ _INSTRUCTION_WORDS = frozenset(
 
 
 def _step_words(step: str) -> frozenset[str]:
-    return frozenset(content_stems(step)) - _INSTRUCTION_WORDS
+    # (numbers are no key words: "3-5 business days" is how long a refund, a delivery or a
+    # bank takes, the fix of no one issue)
+    return frozenset(w for w in content_stems(step) if not w.isdigit()) - _INSTRUCTION_WORDS
 
 
 def _distinct_steps() -> tuple[tuple[frozenset[str], str], ...]:

@@ -8,7 +8,7 @@ import re
 
 from supportenv import content, customer, expert
 from supportenv.actions import Action, ask, assign, callback, classify, escalate, resolve, respond
-from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, ISSUE_TYPES, REQUESTABLE_FIELDS
+from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, ISSUE_TYPES, ISSUE_TYPES_BY_ID, REQUESTABLE_FIELDS
 from supportenv.customer import issue_words
 from supportenv.episode import observe, sentiment_label, step, unsolved
 from supportenv.expert import solution_message
@@ -329,6 +329,32 @@ def test_an_answer_with_first_steps_for_the_issue_to_escalate_is_waited_on():
     step(scenario, state, respond(text, article))
     reply = _reply_now(state).removeprefix("Yes, that's right. ")  # (the check-in's answer)
     assert re.fullmatch(_pattern("partly_solved_handover", "partly_solved_handover_photos"), reply), reply
+
+
+def test_one_answer_to_two_issues_solves_the_one_whose_facts_are_in():
+    """From audit round 22: an answer to an email change (its facts in) and a double charge (its
+    charge date not asked for) solved neither; it solves the first, and the customer asks for
+    what the second needs."""
+    seed = seed_where(
+        lambda s: (
+            len(s.expected.solvable) == 2
+            and not s.expected.escalate
+            and set(ISSUE_TYPES_BY_ID[s.expected.solvable[1]].required_facts)
+            - set(ISSUE_TYPES_BY_ID[s.expected.solvable[0]].required_facts)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    first, second = scenario.expected.solvable
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    needs = ISSUE_TYPES_BY_ID[first].required_facts
+    if needs:
+        step(scenario, state, ask(*needs))
+    article = ISSUE_TYPES_BY_ID[first].article_id
+    result = step(scenario, state, respond(solution_message(scenario, state, [first, second]), article))
+    parts = dict(result.breakdown)
+    assert parts["respond_after_classify"] > 0 and parts["respond_missing_facts"] < 0, parts
+    assert first in state.solved_intents and second not in state.solved_intents
+    assert re.search(_pattern("missing_facts"), _reply_now(state)), _reply_now(state)
 
 
 def test_a_customer_with_an_issue_still_open_is_not_shown_satisfied():

@@ -63,6 +63,12 @@ PARAPHRASES = [
         "address_change",
     ),
     ("I have changed where order ORD-237098 is going to 87 Quay Street, Leeds.", "address_change"),
+    (
+        "We'll get the right one over to you on our fastest delivery. Hang on to the wrong one, no need to send "
+        "it back.",
+        "wrong_item",
+    ),
+    ("Can you snap a pic of the crack? We'll pop a new one in the post for you, on us.", "damaged_item"),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
@@ -160,3 +166,20 @@ def test_an_answer_that_announces_an_issue_for_later_does_not_answer_it():
     assert verdict(text, intents, "KB-GEN-03").solves == ("shipping_policy_question",)
     done = "I'll help you with that: I have cancelled your subscription, so no further renewals will be billed."
     assert verdict(done, intents, "KB-BIL-04").solves == ("subscription_cancel",)
+
+
+def test_a_careful_answer_to_two_issues_is_not_taken_for_stuffing():
+    """From audit round 22: a refund of a double charge and an integration's steps, put as
+    questions, in one answer, were judged stuffed ("banks usually take about 3-5 business days"
+    read as the shipping article's step, "admin login ... webhook address" as a login-email
+    change): numbers are no key words of a step, and no phrase spans unrelated words."""
+    text = (
+        "I can see you were charged $187.90 twice on 2026-05-12. That second payment shouldn't have happened, so "
+        "I've sent it back to the card you used; banks usually take about 3-5 business days to show it. About the "
+        "webhook: could you try making a brand-new API key under developer settings? Once you have it, would you "
+        "mind reconnecting the integration using an admin login? And could you check that the webhook address is "
+        "still right, then resend the events that didn't arrive?"
+    )
+    intents = (("double_charge", "KB-BIL-02"), ("integration_failure", "KB-TEC-05"))
+    judged = verdict(text, intents, "KB-BIL-02")
+    assert not judged.stuffed and judged.solves == ("double_charge", "integration_failure"), judged
