@@ -582,6 +582,8 @@ ISSUES = (
             "correct item is on its way",
             "keep the one you got",
             "right item by priority shipping",
+            "correct item by priority shipping",
+            "checked the order against what was packed",
             "yours to keep",
             "keep the one",
         ),
@@ -1014,7 +1016,13 @@ ISSUES = (
         "department": "technical",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("product feedback board", "public roadmap", "add your vote"),
+        "solution_phrases": (
+            "product feedback board",
+            "public roadmap",
+            "add your vote",
+            "the roadmap",
+            "passed it to the product team",
+        ),
         "templates": (
             "It would be great if you added a dark mode.",
             "Could you add an option to export my order history to a spreadsheet?",

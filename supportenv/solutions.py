@@ -239,7 +239,7 @@ _COMMON_IN_ISSUES = 3
 
 # Words that tell the agent what to do rather than what the customer hears ("Explain that ...").
 _INSTRUCTION_WORDS = frozenset(
-    content_stems("explain mention tell describe customer share point let confirm make sure")
+    content_stems("explain mention tell describe customer share point let confirm make sure thank")
 )
 
 
@@ -311,7 +311,8 @@ def steps_said_in_a_sentence(text: str) -> frozenset[str]:
 # fix: its words are not read as that issue's solution.
 _LATER_VERB_RE = re.compile(
     r"\b(?:i'll|i will|i'm going to|i am going to|let me|let's|we'll|we will)\s+(?:now\s+|then\s+|also\s+)?"
-    r"(?:come|get|turn|move on|go on|deal|look|take care|handle|sort|help|see to|attend)\b"
+    r"(?:come|get|turn|move on|go on|deal|look|take care|handle|sort|help|see to|attend|reply|answer|respond|"
+    r"write|get back)\b"
 )
 _LATER_WHEN_RE = re.compile(
     r"\b(?:next|afterwards|after that|in a moment|shortly|once|as soon as|then|separately|later|in my next)\b"

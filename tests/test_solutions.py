@@ -69,6 +69,11 @@ PARAPHRASES = [
         "wrong_item",
     ),
     ("Can you snap a pic of the crack? We'll pop a new one in the post for you, on us.", "damaged_item"),
+    (
+        "I have checked the order against what was packed, and we will ship you the correct item by priority "
+        "shipping; please keep the other one.",
+        "wrong_item",
+    ),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
@@ -183,3 +188,15 @@ def test_a_careful_answer_to_two_issues_is_not_taken_for_stuffing():
     intents = (("double_charge", "KB-BIL-02"), ("integration_failure", "KB-TEC-05"))
     judged = verdict(text, intents, "KB-BIL-02")
     assert not judged.stuffed and judged.solves == ("double_charge", "integration_failure"), judged
+
+
+def test_thanks_and_a_promise_to_come_to_an_idea_do_not_answer_it():
+    """From audit round 23: "Thanks for those. ... I'll reply about your wishlist idea next." was
+    read as the feature request's answer (the article's courtesy step, "thank the customer for
+    the idea"); thanking is courtesy, and a promise to reply later answers nothing."""
+    text = (
+        "Thanks for those. The courier says your parcel is due on Friday and I have added a shipping credit for "
+        "the wait. I'll reply about your wishlist idea next."
+    )
+    intents = (("delayed_delivery", "KB-DEL-01"), ("feature_request", "KB-GEN-02"))
+    assert verdict(text, intents, "KB-DEL-01").solves == ("delayed_delivery",)
