@@ -494,7 +494,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         blocked = _react(tone or "missing_facts", scenario, state, fact=fact_label(missing[0]))
         # An answer to several issues still solves those whose facts are in.
         newly = [i for i in newly if not missing_facts(scenario, state, [i])]
-        if not newly or tone:
+        if not newly:
             return blocked
     turn.add("respond_after_classify", len(newly))
     if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)

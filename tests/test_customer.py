@@ -355,6 +355,13 @@ def test_one_answer_to_two_issues_solves_the_one_whose_facts_are_in():
     assert parts["respond_after_classify"] > 0 and parts["respond_missing_facts"] < 0, parts
     assert first in state.solved_intents and second not in state.solved_intents
     assert re.search(_pattern("missing_facts"), _reply_now(state)), _reply_now(state)
+    # Said rudely, the same answer still solves the first issue, and the customer answers the insult.
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    if needs:
+        step(scenario, state, ask(*needs))
+    step(scenario, state, respond("Calm down. " + solution_message(scenario, state, [first, second]), article))
+    assert first in state.solved_intents and _reply_now(state) in content.REACTIONS["rude"], _reply_now(state)
 
 
 def test_a_customer_with_an_issue_still_open_is_not_shown_satisfied():
