@@ -1605,6 +1605,15 @@ REACTIONS = {
         "Okay, I'll start with that. But what about {remaining}?",
         "Thanks, that's a start. What about {remaining}, though?",
     ),
+    # An answer that only says the case will go to a specialist, before it does.
+    "handover_announced": (
+        "Okay, thank you. So who will be in touch, and when?",
+        "Alright. When will I hear from them?",
+    ),
+    "handover_announced_open": (
+        "Okay, I'll wait for them. And what about {remaining}?",
+        "Alright, thanks. What about {remaining} in the meantime?",
+    ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",
         "Are you sure you can do that? Who signs this off?",

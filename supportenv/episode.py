@@ -699,6 +699,17 @@ def _respond_without_solving(
             if left:  # the customer still waits for an answer to the rest, and says so
                 return _react("interim_open", scenario, state, remaining=customer.issue_words(left))
             return _react(customer.in_mood("interim", _mood_after(state, turn)), scenario, state)
+    if not state.escalated and exp.escalate_intents and not stuffed and _HANDOVER_RE.search(action.text):
+        # Telling the customer the case goes to a specialist gives no first steps and hands
+        # nothing over: escalate_to_human does that, and its reason is what the customer hears.
+        turn.add("respond_handover")
+        turn.notes.append("that only announces a hand-over: escalate_to_human carries it out and tells the customer")
+        if tone:
+            return _react(tone, scenario, state)
+        left = unsolved(scenario, state)
+        if left:
+            return _react("handover_announced_open", scenario, state, remaining=customer.issue_words(left))
+        return _react("handover_announced", scenario, state)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
     if _accepted_an_offer(state) and not stuffed:

@@ -31,6 +31,10 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         0.1,
         "respond_with_solution with the safe first steps of an issue policy says to escalate (first time)",
     ),
+    "respond_handover": (
+        0.0,
+        "respond_with_solution that only announces the hand-over policy requires (escalate_to_human makes it)",
+    ),
     "respond_repeat": (-0.1, "respond_with_solution after the issue was already solved"),
     "rude_language": (-0.3, "rude or blaming language in any text"),
     "politeness": (0.05, "polite response"),

@@ -99,6 +99,8 @@ _SAME_AS = {
     "issuer": "bank",
     "backup": "recovery",
     "deletion": "delet",
+    "reconnect": "reauthoriz",
+    "connector": "integration",
     "expiry": "expir",
     "disabl": "turn-off",
     "not": "no",
@@ -151,6 +153,15 @@ _SAME_AS_EXPRESSION = (
         "shipping address",
     ),
     (re.compile(r"\b(?:will now|is now|will) head(?:s|ing)? to\b"), "shipping address is updated to"),
+    # a new key made for the integration is the old one regenerated: "make yourself a fresh key",
+    # "rotate the API token"
+    (
+        re.compile(
+            r"\b(?:generat|creat|mak|issu|roll|rotat|get)\w* (?:yourself |you )?(?:(?:a|an|the|your) )?"
+            r"(?:(?:fresh|new|brand[- ]new|replacement) )?(?:api |access |integration )?(?:key|token)s?\b"
+        ),
+        "regenerate the api key",
+    ),
 )
 
 
@@ -243,6 +254,11 @@ _INSTRUCTION_WORDS = frozenset(
 )
 
 
+# A step that hands the case on ("Escalate the case to the security team") is the escalation
+# action's to do, not words of a fix: an answer that only announces a hand-over gives no first steps.
+_HANDOVER_WORDS = frozenset(content_stems("escalate escalation"))
+
+
 def _step_words(step: str) -> frozenset[str]:
     # (numbers are no key words: "3-5 business days" is how long a refund, a delivery or a
     # bank takes, the fix of no one issue)
@@ -252,7 +268,12 @@ def _step_words(step: str) -> frozenset[str]:
 def _distinct_steps() -> tuple[tuple[frozenset[str], str], ...]:
     """(key words, issue) of every step of an issue's article that belongs to that article alone.
     Words many articles use ("payment", "method", "order", "account") are not a step's key words."""
-    steps = [(_step_words(s), issue.issue_id) for issue in ISSUE_TYPES for s in ARTICLES_BY_ID[issue.article_id].steps]
+    steps = [
+        (_step_words(s), issue.issue_id)
+        for issue in ISSUE_TYPES
+        for s in ARTICLES_BY_ID[issue.article_id].steps
+        if not _HANDOVER_WORDS & set(content_stems(s))
+    ]
     users: dict[str, set[str]] = {}
     for words, owner in steps:
         for word in words:

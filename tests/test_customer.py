@@ -297,6 +297,30 @@ def test_safe_first_steps_of_an_escalation_are_credited():
     assert grade_state(scenario, state).passed
 
 
+def test_an_answer_that_only_announces_the_hand_over_is_no_first_step():
+    """"I'm handing your case to our security team" gives the customer nothing to do and hands
+    nothing over (blind audit round 23): neither credited as safe first steps nor charged as a
+    wrong answer, and the customer asks when it will happen, until escalate_to_human does it."""
+    seed = seed_where(lambda s: s.issue.issue_id == "account_takeover" and len(s.intents) == 1)
+    scenario, state = new_episode(HARD, "train", seed)
+    plan = []
+    while not state.done:
+        plan.append(expert.expert_action(scenario, state, HARD))
+        step(scenario, state, plan[-1])
+    at = next(i for i, a in enumerate(plan) if a.kind == "assign_department")
+    scenario, state = new_episode(HARD, "train", seed)
+    for action in plan[:at]:
+        step(scenario, state, action)
+    result = step(scenario, state, respond("Thanks. I'm handing your case to our security team now.", "KB-SEC-01"))
+    parts = dict(result.breakdown)
+    assert "respond_handover" in parts and "respond_interim" not in parts and "respond_irrelevant" not in parts
+    assert "escalate_to_human carries it out" in result.observation.last_action_feedback
+    assert "when" in state.history[-1][1].lower()
+    for action in plan[at:]:
+        step(scenario, state, action)
+    assert grade_state(scenario, state).passed
+
+
 def test_first_steps_for_one_issue_leave_the_other_asked_about():
     """From audit round 19: "Okay. That's a start, I suppose." to first steps for a takeover,
     with a refund still unanswered; the customer names what still waits for an answer."""

@@ -74,6 +74,9 @@ PARAPHRASES = [
         "shipping; please keep the other one.",
         "wrong_item",
     ),
+    # A new key is the old one regenerated, however it is made (blind audit round 24).
+    ("Make yourself a fresh key under Developer settings and paste it into your connector.", "integration_failure"),
+    ("Rotate your API token, then reconnect the integration with an admin login.", "integration_failure"),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
