@@ -298,9 +298,10 @@ def test_safe_first_steps_of_an_escalation_are_credited():
 
 
 def test_an_answer_that_only_announces_the_hand_over_is_no_first_step():
-    """"I'm handing your case to our security team" gives the customer nothing to do and hands
-    nothing over (blind audit round 23): neither credited as safe first steps nor charged as a
-    wrong answer, and the customer asks when it will happen, until escalate_to_human does it."""
+    """An answer that says only "I'm handing your case to our security team" gives the customer
+    nothing to do and hands nothing over (blind audit round 23): neither credited as safe first
+    steps nor charged as a wrong answer, and the customer asks when it will happen, until
+    escalate_to_human does it."""
     seed = seed_where(lambda s: s.issue.issue_id == "account_takeover" and len(s.intents) == 1)
     scenario, state = new_episode(HARD, "train", seed)
     plan = []
