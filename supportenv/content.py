@@ -1547,6 +1547,29 @@ REACTIONS = {
         "Thanks, that covers {issue}, and I'll send the photos you asked for. Sure, go ahead with {remaining}.",
         "Okay, that covers {issue}, and the photos are on their way. Ready when you are for {remaining}.",
     ),
+    # The same, to an answer that also gave the first steps of what goes to the team.
+    "partly_solved_first_steps": (
+        "Thanks, that covers {issue}. I'll try what you suggested for {remaining} while I wait for the team.",
+        "Okay, that covers {issue}, thanks. I'll follow your first steps for {remaining} until the team takes over.",
+    ),
+    "partly_solved_first_steps_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll try what you suggested for "
+        "{remaining} while I wait for the team.",
+        "Okay, that covers {issue}, and the photos are on their way. I'll follow your first steps for {remaining} "
+        "until the team takes over.",
+    ),
+    # The same, when the agent had only sent an article about what is left.
+    "partly_solved_after_article": (
+        "Thanks, that covers {issue}. I had a look at the article about {remaining}, but I'm still not sure "
+        "what to do.",
+        "Okay, that sorts {issue}. The article on {remaining} didn't really tell me what to do, though.",
+    ),
+    "partly_solved_after_article_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I read the article about "
+        "{remaining}, but I'm still not sure what to do.",
+        "Okay, that covers {issue}, and the photos are on their way. The article on {remaining} didn't really "
+        "tell me what to do, though.",
+    ),
     "partly_solved_handover": (
         "Thanks, that covers {issue}. I'll wait to hear about {remaining}.",
         "Okay, that covers {issue}, thanks. I'll look out for news on {remaining}.",

@@ -396,7 +396,8 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.notes.append("that category does not fit the ticket")
         if action.issue_type and action.issue_type == exp.issue_type:
             turn.add("issue_type_correct")
-        if action.priority and action.priority == exp.priority:
+        # (as the grade: a priority is judged for the right category only)
+        if action.priority and action.priority == exp.priority and action.category == exp.category:
             turn.add("priority_correct")
     state.category = action.category
     state.issue_type = action.issue_type or state.issue_type
@@ -505,23 +506,47 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.add("personalised")
     state.solved_intents.extend(newly)
     left = unsolved(scenario, state)
+    # Escalations not yet begun, and the safe first steps of one this answer gives besides:
+    # credited as when given on their own (the same words earn the same in one message or two).
+    escalations = [] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers]
+    first_steps = [
+        i for i in escalations if i in judged.solves and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
+    ]
+    if first_steps:
+        state.interim_answers.extend(first_steps)
+        turn.add("respond_interim")
+        turn.notes.append("good first steps too; policy still requires escalating " + customer.issue_words(first_steps))
     turn.mood(0.25 if left else 0.5, 1)
     if tone:
         return _react(tone, scenario, state)
     # What is still open for the customer: unanswered issues, and escalations not yet begun.
-    waiting = left + ([] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers])
+    waiting = left + escalations
     photos = _asks_for_photos(action.text)
     if waiting:
         # "Thanks, but I still need help with ..." is not a satisfied customer's line.
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
-        # What is left only waits for a hand-over this answer announces: the customer waits for it.
-        # (or whose first steps it gave: "do you still have your backup codes?")
-        announced = not set(waiting) & set(left) and (
-            _HANDOVER_RE.search(action.text) or set(waiting) <= set(judged.solves)
-        )
+        # What is left only waits for a hand-over: the customer starts on the first steps this
+        # answer gave for it, or waits for the hand-over it announces.
+        only_handovers = not set(waiting) & set(left)
+        started = only_handovers and set(waiting) <= set(first_steps)
+        announced = only_handovers and not started and _HANDOVER_RE.search(action.text)
         # ... and an answer that says it comes to what is left next is let go on.
-        coming = not announced and (_COMING_NEXT_RE.search(action.text) or announcements(action.text))
-        kind = "partly_solved_handover" if announced else "partly_solved_next" if coming else "partly_solved"
+        coming = not (started or announced) and (
+            _COMING_NEXT_RE.search(action.text) or _TURNS_TO_LAST_RE.search(action.text) or announcements(action.text)
+        )
+        # ... and what is left only had an article sent: the customer says it did not tell them what to do.
+        only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
+        kind = (
+            "partly_solved_first_steps"
+            if started
+            else "partly_solved_handover"
+            if announced
+            else "partly_solved_next"
+            if coming
+            else "partly_solved_after_article"
+            if only_read
+            else "partly_solved"
+        )
         reply = _react(
             kind + ("_photos" if photos else ""),
             scenario,
@@ -548,6 +573,13 @@ _COMING_NEXT_RE = re.compile(
     r"(?!\s+(?:week|month|year|day|business|billing|statement|cycle|time))|"
     r"\b(?:in a moment|moving on|now (?:for|on to))\b|"
     r"\b(?:I'll|I will|let me|let's|we'll)\s+(?:now\s+)?(?:come|get|turn|move)\s+(?:on\s+)?to\b",
+    re.IGNORECASE,
+)
+# An answer whose last sentence turns to what is left ("Now, let's sort out your refund."): what
+# it turns to comes next.
+_TURNS_TO_LAST_RE = re.compile(
+    r"(?:^|[.!?]\s+)(?:now,?\s+|next,?\s+)?(?:let's|let me|I'll|I will|we'll)\s+(?:now\s+)?"
+    r"(?:sort out|deal with|handle|take care of|see to|look at|look into|turn to|get to)\b[^.!?]*[.!?]?\s*$",
     re.IGNORECASE,
 )
 # Words that tell the customer a colleague or specialist team will take something over.

@@ -382,9 +382,14 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
         why[0] += " (the missing account email is policy compliance's to charge: the identity check needs it)"
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
-    if wasted:
-        asked = [*map(fact_label, state.needless_asks), *(["repeats"] if state.repeated_fields else [])]
-        why.append(f"{wasted} field{'s' if wasted > 1 else ''} asked in vain ({', '.join(dict.fromkeys(asked))})")
+    if state.needless_asks:
+        asked = ", ".join(dict.fromkeys(map(fact_label, state.needless_asks)))
+        why.append(
+            f"{_count(len(state.needless_asks), 'field')} asked in vain: not needed here or unknown to the "
+            f"customer ({asked})"
+        )
+    if state.repeated_fields:
+        why.append(f"{_count(state.repeated_fields, 'field')} asked in vain: asked again after the customer gave it")
     return max(0.0, gathered - WASTED_FIELD_COST * wasted) * share, "; ".join(why) + note
 
 

@@ -11,7 +11,7 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "classify_wrong": (-0.1, "classify_issue, first use, wrong category"),
     "classify_repeat": (-0.1, "classify_issue used again"),
     "issue_type_correct": (0.1, "classify_issue names the right issue type (first use)"),
-    "priority_correct": (0.1, "classify_issue names the right priority (first use)"),
+    "priority_correct": (0.1, "classify_issue names the right priority, with the right category (first use)"),
     "ask_new_fact": (0.1, "ask_for_more_info, per needed fact revealed"),
     "ask_repeat": (-0.1, "ask_for_more_info for a fact already given"),
     "ask_irrelevant": (-0.05, "ask_for_more_info, per fact the customer cannot or need not give"),

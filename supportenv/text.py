@@ -606,9 +606,21 @@ def judge(
             "solves": solves,
             "wrong_solutions": wrong,
             "stuffed": stuffed,
-            "personalised": any(v and v.lower() in lower for v in fact_values),
+            "personalised": mentions_a_fact(lower, fact_values),
         },
     )
+
+
+_AMOUNT_RE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def mentions_a_fact(lower: str, fact_values: Sequence[str]) -> bool:
+    """Whether a (lower-case) text names one of the customer's facts: its words, or for an
+    amount its value however written ("$90", "90.00", "1,400")."""
+    if any(v and v.lower() in lower for v in fact_values):
+        return True
+    amounts = {float(v) for v in fact_values if _AMOUNT_RE.fullmatch(v) and "." in v}
+    return bool(amounts) and any(float(n.replace(",", "")) in amounts for n in _AMOUNT_RE.findall(lower))
 
 
 # Where a customer turns to another issue ("Also, ...", "Separately, ..."), and sentences about the

@@ -353,7 +353,46 @@ def test_an_answer_with_first_steps_for_the_issue_to_escalate_is_waited_on():
     text = solution_message(scenario, state, solvable) + " Do you still have the backup recovery codes from setup?"
     step(scenario, state, respond(text, article))
     reply = _reply_now(state).removeprefix("Yes, that's right. ")  # (the check-in's answer)
-    assert re.fullmatch(_pattern("partly_solved_handover", "partly_solved_handover_photos"), reply), reply
+    assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), reply), reply
+
+
+def test_first_steps_in_an_answer_to_another_issue_are_credited_and_taken_up():
+    """From audit round 25: the safe first steps of a takeover in the answer to the other issue
+    earned nothing (the same words on their own earned respond_interim), and the customer said
+    it would wait for the team as if it had been given nothing to do."""
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and len(s.expected.solvable) == 1
+            and s.expected.escalate_intents == ("account_takeover",)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    article = _ready_to_answer(scenario, state)
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps[:2])
+    text = solution_message(scenario, state, list(scenario.expected.solvable)) + f" Meanwhile, please {steps}."
+    result = step(scenario, state, respond(text, article))
+    assert {"respond_after_classify", "respond_interim"} <= set(dict(result.breakdown)), result.breakdown
+    reply = _reply_now(state)
+    assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), reply), reply
+    while not state.done:
+        step(scenario, state, expert.expert_action(scenario, state, HARD))
+    assert grade_state(scenario, state).passed
+
+
+def test_an_issue_only_sent_an_article_is_still_asked_about_as_read():
+    """From audit round 25: after an article for the slowness, an answer to the other issue got
+    "What about the slowness?" as if nothing had been sent; the customer says it read the article
+    and still does not know what to do."""
+    seed = seed_where(lambda s: len(s.intents) == 2 and len(s.expected.solvable) == 2 and not s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    first, second = scenario.expected.solvable
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    step(scenario, state, Action(kind="suggest_knowledge_base", article_id=ISSUE_TYPES_BY_ID[second].article_id))
+    _answer(scenario, state, [first])
+    reply = _reply_now(state)
+    assert re.fullmatch(_pattern("partly_solved_after_article", "partly_solved_after_article_photos"), reply), reply
+    assert customer.issue_words([second]) in reply, reply
 
 
 def test_one_answer_to_two_issues_solves_the_one_whose_facts_are_in():
@@ -485,6 +524,11 @@ def test_an_answer_that_says_it_comes_to_the_other_issue_next_is_let_go_on():
     reply = _reply_now(state)
     assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), reply), reply
     assert customer.issue_words([second]) in reply, reply
+    # ... or whose last sentence turns to it (audit round 25: "Now, let's sort out your refund.")
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" Now, let's sort out the rest of your message.")
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
 
 
 def test_an_answer_that_asks_for_a_fact_gets_it_and_a_check_in_gets_no_yes():

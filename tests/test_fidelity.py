@@ -26,7 +26,7 @@ from supportenv.graders import grade_state
 from supportenv.llm import render_prompt
 from supportenv.replay import new_episode
 from supportenv.tasks import TASK_IDS
-from supportenv.text import verdict
+from supportenv.text import judge, verdict
 from supportenv.world import SPLITS, generate
 from tests.test_library import expert_run as expert_plan
 from tests.test_library import find_seed as find_seed_of
@@ -630,3 +630,25 @@ def test_an_escalation_names_only_the_facts_of_the_issues_escalated():
     result = step(scenario, state, Action("escalate_to_human", text="I'm sorry; a specialist will take this over."))
     others = [f for f in missing_facts(scenario, state) if f not in own]
     assert others and "escalated before gathering" not in result.observation.last_action_feedback
+
+
+# ---- findings of the twenty-fifth blind audit ----
+
+
+def test_the_priority_is_paid_as_the_grade_judges_it():
+    """The grade gives no credit for a priority without the right category; nor does the step."""
+    seed = find_seed(lambda s: True, "issue_classification")
+    exp = generate("issue_classification", "train", seed).expected
+    wrong = next(c for c in CATEGORIES if c != exp.category)
+    _, _, (right_step,) = play("issue_classification", seed, [classify(exp.category, exp.priority, exp.issue_type)])
+    _, _, (wrong_step,) = play("issue_classification", seed, [classify(wrong, exp.priority)])
+    assert "priority_correct" in dict(right_step.breakdown)
+    assert "priority_correct" not in dict(wrong_step.breakdown), wrong_step.breakdown
+
+
+def test_an_amount_named_however_written_is_personal():
+    """ "$90" names the customer's amount of 90.00, as "$1,400" does 1400.00."""
+    intents = (("refund_request", "KB-REF-01"),)
+    for text, amount in (("Your $90 is on its way back.", "90.00"), ("I've sent back the $1,400.", "1400.00")):
+        assert judge(text, intents, "KB-REF-01", ["ORD-123456", amount]).personalised, text
+    assert not judge("Your refund is on its way back.", intents, "KB-REF-01", ["ORD-123456", "90.00"]).personalised
