@@ -1356,6 +1356,12 @@ REPEAT_REPLIES = (
     "We've been over this already.",
 )
 
+# To "has anything changed on your side recently?": the customer knows of nothing but what it wrote.
+CHANGE_REPLIES = (
+    "Not that I know of, apart from what I said in my message.",
+    "Nothing I'm aware of, other than what I mentioned.",
+)
+
 VAGUE_REPLIES = (
     "I'm not sure what you need from me.",
     "Can you be more specific?",
@@ -1389,7 +1395,7 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "account_locked": ("getting back into my account", "fix", FAULT),
     "email_change": ("changing my account email", "steps", REQUEST),
     "account_takeover": ("the suspicious activity on my account", "promise", FAULT),
-    "two_factor_lost": ("my login code", "fix", FAULT),
+    "two_factor_lost": ("getting my login codes back", "fix", FAULT),
     "data_deletion": ("deleting my account", "promise", REQUEST),
     "error_403": ("the access error", "fix", FAULT),
     "app_crash": ("the app crashing", "fix", FAULT),
@@ -1550,13 +1556,13 @@ REACTIONS = {
     # The same, to an answer that also gave the first steps of what goes to the team.
     "partly_solved_first_steps": (
         "Thanks, that covers {issue}. I'll try what you suggested for {remaining} while I wait for the team.",
-        "Okay, that covers {issue}, thanks. I'll follow your first steps for {remaining} until the team takes over.",
+        "Okay, that covers {issue}, thanks. Noted on {remaining}; I'll wait for the team to take it from there.",
     ),
     "partly_solved_first_steps_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll try what you suggested for "
         "{remaining} while I wait for the team.",
-        "Okay, that covers {issue}, and the photos are on their way. I'll follow your first steps for {remaining} "
-        "until the team takes over.",
+        "Okay, that covers {issue}, and the photos are on their way. Noted on {remaining}; I'll wait for the team "
+        "to take it from there.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (
@@ -1675,6 +1681,11 @@ REACTIONS = {
         "Okay, I'll wait for your call.",
         "Sure, I'll look out for the call.",
         "Great, I'll keep my line free.",
+    ),
+    # The same, from a customer who wrote that their phone is gone.
+    "callback_no_phone": (
+        "A call would be great, but my phone is gone: please use the landline on my account.",
+        "Okay, but not on my old mobile, I don't have it any more. The other number on my account works.",
     ),
     "no_callback": (
         "You said you'd call me? I thought that wasn't possible for my plan.",

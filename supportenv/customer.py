@@ -72,6 +72,12 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
 
 
 _IT_RE = re.compile(r"it\b")
+# A question whether anything changed lately ("did anything change on your side recently?").
+_CHANGES_RE = re.compile(
+    r"\b(?:anything|something)\s+(?:\w+\s+)?(?:chang|different)\w*|\bchanged?\s+anything\b|"
+    r"\bany\s+(?:recent\s+)?changes\b|\brecent(?:ly)?\s+chang\w*",
+    re.IGNORECASE,
+)
 
 
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
@@ -100,6 +106,8 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     for name in unknown:
         reply = _pick(f"{ticket}|{step}|{name}", content.UNKNOWN_REPLIES)
         sentences.append(_capitalise(reply.format(name.replace("_", " "))))
+    if question and _CHANGES_RE.search(question):
+        sentences.append(_pick(f"{ticket}|{step}|changes", content.CHANGE_REPLIES))
     if not sentences:
         sentences.append(_pick(f"{ticket}|{step}", content.VAGUE_REPLIES))
     # Without the frozen __init__, which cost more than the rest of a reply (supportenv.records).

@@ -21,7 +21,7 @@ from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
 from supportenv.solutions import announcements
-from supportenv.text import is_polite, is_rude, judge
+from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.world import Scenario, tokenize
 
 
@@ -304,6 +304,9 @@ class _Turn:
     def add(self, name: str, times: int = 1) -> None:
         self.parts.append((name, _reward_part(name, times)))
 
+    def charged(self, name: str) -> bool:
+        return any(part == name for part, _ in self.parts)
+
     def mood(self, sentiment: float, patience: int = 0) -> None:
         self.sentiment += sentiment
         self.patience += patience
@@ -353,7 +356,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     # An unreadable output is charged as invalid once, however often it recurs.
     if earlier_same and kind not in ("mark_resolved", INVALID_KIND):
         turn.add("repeat_action", earlier_same)
-    if action.text and kind != "respond_with_solution" and is_rude(action.text):
+    if action.text and not turn.charged("rude_language") and is_rude(action.text):
         turn.add("rude_language")
         turn.mood(-0.5, -2)
         state.rude += 1
@@ -406,11 +409,33 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 
 
 def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    if _answers_in_a_question(scenario, state, action.text):
+        # A question whose words also give an open issue's solution ("Could you send the order
+        # number? And yes, express delivery is available ..."): the customer reads the answer, so
+        # it is applied as one, and the fields asked are asked as ever.
+        reply = _respond(scenario, state, action, turn)
+        return f"{_gather(scenario, state, action, turn)} {reply}"
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
         state.responses += 1
         state.polite += is_polite(action.text)
+    return _gather(scenario, state, action, turn)
+
+
+def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -> bool:
+    """Whether a question's words say the solution of an open issue that needs no fact still
+    missing (one whose facts are still to come is the reason for asking: "... so that I can
+    refund the duplicate charge")."""
+    if not text or not state.category:
+        return False
+    judged = verdict(text, scenario.intent_keys, "")
+    ready = [i for i in judged.solves if i in unsolved(scenario, state) and not missing_facts(scenario, state, [i])]
+    return bool(ready) and not judged.stuffed
+
+
+def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    """The fields an ask names (or its question does), and the customer's answer with them."""
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
@@ -515,7 +540,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if first_steps:
         state.interim_answers.extend(first_steps)
         turn.add("respond_interim")
-        turn.notes.append("good first steps too; policy still requires escalating " + customer.issue_words(first_steps))
+        titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in first_steps)
+        turn.notes.append(f"good first steps too; policy still requires escalating the {titles}")
     turn.mood(0.25 if left else 0.5, 1)
     if tone:
         return _react(tone, scenario, state)
@@ -531,8 +557,13 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         started = only_handovers and set(waiting) <= set(first_steps)
         announced = only_handovers and not started and _HANDOVER_RE.search(action.text)
         # ... and an answer that says it comes to what is left next is let go on.
+        # (as does one that asks for facts the rest needs: "could you send the order number?")
+        asks_on = action.fields or customer.fields_in_question(_last_question(action.text) or "")
         coming = not (started or announced) and (
-            _COMING_NEXT_RE.search(action.text) or _TURNS_TO_LAST_RE.search(action.text) or announcements(action.text)
+            bool(asks_on)
+            or _COMING_NEXT_RE.search(action.text)
+            or _TURNS_TO_LAST_RE.search(action.text)
+            or announcements(action.text)
         )
         # ... and what is left only had an article sent: the customer says it did not tell them what to do.
         only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
@@ -571,7 +602,8 @@ _COMING_NEXT_RE = re.compile(
     r"(?:^|[.!?:]\s+)next[,:]|"
     r"\b(?:I'll|I will|let me|let's|we'll)\b[^.!?]{0,60}\bnext\b"
     r"(?!\s+(?:week|month|year|day|business|billing|statement|cycle|time))|"
-    r"\b(?:in a moment|moving on|now (?:for|on to))\b|"
+    r"\b(?:in a moment|in a minute|moving on|now (?:for|on to))\b|"
+    r"\b(?:I'll|I will|let me|let's|we'll)\b[^.!?]{0,60}\b(?:straight|right|just|directly) after (?:this|that)\b|"
     r"\b(?:I'll|I will|let me|let's|we'll)\s+(?:now\s+)?(?:come|get|turn|move)\s+(?:on\s+)?to\b",
     re.IGNORECASE,
 )
@@ -863,6 +895,14 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     return _react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state)
 
 
+# A customer who wrote that their phone is lost or its number gone, offered a call.
+_NO_PHONE_RE = re.compile(
+    r"\b(?:lost|stolen|broke|smashed)\b[^.!?]{0,20}\bphone\b|\bphone (?:was|is|got) (?:lost|stolen|gone)\b|"
+    r"\bnumber I don't have\b|\bno longer own\b",
+    re.IGNORECASE,
+)
+
+
 def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """The customer reads the reason, as it reads an escalation's."""
     state.history.append(("system", f"Callback requested: {action.text or 'no reason given'}", state.step))
@@ -879,7 +919,9 @@ def _callback(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.add("callback_needless")
             turn.notes.append("no specialist takes this case over, so a callback only adds cost")
         turn.mood(0.1)
-        return _react("callback", scenario, state)
+        return _react(
+            "callback_no_phone" if _NO_PHONE_RE.search(scenario.opening_message) else "callback", scenario, state
+        )
     turn.add("callback_not_allowed")
     if not scenario.expected.callback_allowed:
         state.violations.append("callback_not_allowed")

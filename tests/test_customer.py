@@ -373,6 +373,7 @@ def test_first_steps_in_an_answer_to_another_issue_are_credited_and_taken_up():
     text = solution_message(scenario, state, list(scenario.expected.solvable)) + f" Meanwhile, please {steps}."
     result = step(scenario, state, respond(text, article))
     assert {"respond_after_classify", "respond_interim"} <= set(dict(result.breakdown)), result.breakdown
+    assert "escalating the suspected account takeover" in result.observation.last_action_feedback
     reply = _reply_now(state)
     assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), reply), reply
     while not state.done:
@@ -528,6 +529,11 @@ def test_an_answer_that_says_it_comes_to_the_other_issue_next_is_let_go_on():
     scenario, state = new_episode(HARD, "train", seed)
     step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
     _answer(scenario, state, [first], after=" Now, let's sort out the rest of your message.")
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
+    # ... or that says it will do it straight after (audit round 26)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" I will set up the rest of your request straight after this.")
     assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
 
 
@@ -867,3 +873,69 @@ def test_a_fix_the_agent_made_is_thanked_for_as_done():
         done.observation.customer_message
         in content.REACTIONS[customer.in_mood("solved_done", done.observation.sentiment_label)]
     )
+
+
+# ---- findings of the twenty-sixth blind audit ----
+
+
+def test_a_question_whether_anything_changed_gets_an_answer():
+    """ "Did anything change on your side recently, and is there an error code?" got only the
+    code; the customer answers both, knowing of nothing but what it wrote."""
+    seed = seed_where(lambda s: "error_code" in s.expected.facts)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    question = "Did anything change on your side recently, and is there an error code shown?"
+    result = step(scenario, state, ask("error_code", question=question))
+    reply = _reply_now(state)
+    assert scenario.facts_by_name.get("error_code") in reply
+    assert any(r in reply for r in content.CHANGE_REPLIES), reply
+    assert "ask_new_fact" in dict(result.breakdown)
+
+
+def test_a_call_offered_to_a_customer_whose_phone_is_gone_asks_for_another_number():
+    seed = seed_where(
+        lambda s: (
+            s.expected.callback_allowed
+            and s.issue.issue_id == "two_factor_lost"
+            and re.search(r"lost my phone|phone was stolen", s.opening_message, re.IGNORECASE)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, callback("A specialist will call you to get you back in."))
+    assert re.fullmatch(_pattern("callback_no_phone"), _reply_now(state)), _reply_now(state)
+
+
+def test_an_answer_given_inside_a_question_is_applied():
+    """An ask whose question also answers an issue that needs no fact ("Could you send me the
+    order number? And yes, express delivery is available ...") was taken for a question only:
+    the customer, who read the answer, later said it was never given. It is applied as an answer
+    (and its fields asked as ever), while one that names the fix the facts are asked for ("so
+    that I can refund the duplicate charge") stays a question."""
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and s.intents[1].issue_id == "shipping_policy_question"
+            and s.intents[0].required_facts
+            and not s.expected.escalate
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    first = scenario.intents[0]
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    text = (
+        "Could you send me the "
+        + " and ".join(f.replace("_", " ") for f in first.required_facts)
+        + "? "
+        + solution_message(scenario, state, ["shipping_policy_question"])
+    )
+    result = step(scenario, state, ask(*first.required_facts, question=text))
+    parts = dict(result.breakdown)
+    assert {"respond_after_classify", "ask_new_fact"} <= set(parts), parts
+    assert "shipping_policy_question" in state.solved_intents
+    assert all(scenario.facts_by_name.get(f) in _reply_now(state) for f in first.required_facts)
+    # the fix the facts are for, named in the question, is why it asks: no answer yet
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    text = "Could you send me those details so that I can " + solution_message(scenario, state, [first.issue_id])
+    result = step(scenario, state, ask(*first.required_facts, question=text))
+    assert "respond_missing_facts" not in dict(result.breakdown) and not state.solved_intents
