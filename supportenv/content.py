@@ -1643,6 +1643,15 @@ REACTIONS = {
         "Okay, I'll wait for them. And what about {remaining}?",
         "Alright, thanks. What about {remaining} in the meantime?",
     ),
+    # To a check-in ("Is there anything else I can help you with?").
+    "check_in_done": (
+        "All good, thank you. That's everything for now.",
+        "That's all clear, thanks. Nothing else for now.",
+    ),
+    "check_in_open": (
+        "Yes, thanks. But what about {remaining}?",
+        "That's fine, but there's still {remaining}.",
+    ),
     "needs_approval": (
         "So can you actually approve that, or does someone else need to?",
         "Are you sure you can do that? Who signs this off?",

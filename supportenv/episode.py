@@ -20,7 +20,7 @@ from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, I
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.solutions import announcements
+from supportenv.solutions import announcements, without_fact_questions
 from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.world import Scenario, tokenize
 
@@ -413,8 +413,9 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
         # A question whose words also give an open issue's solution ("Could you send the order
         # number? And yes, express delivery is available ..."): the customer reads the answer, so
         # it is applied as one, and the fields asked are asked as ever.
-        reply = _respond(scenario, state, action, turn)
-        return f"{_gather(scenario, state, action, turn)} {reply}"
+        asking = tuple(f for f in action.fields if f not in state.revealed and f in scenario.facts_by_name)
+        reply = _respond(scenario, state, action, turn, asking)
+        return f"{_gather(scenario, state, action, turn)} {reply}".strip()
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
@@ -436,6 +437,14 @@ def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -
 
 def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """The fields an ask names (or its question does), and the customer's answer with them."""
+    if not action.fields and _CHECK_IN_RE.search(action.text) and not customer.fields_in_question(action.text):
+        # "Is there anything else I can help you with?" is a courtesy, not a question for facts:
+        # the customer says what is still open, if anything (the step still counts in efficiency).
+        turn.notes.append("a check-in: it asks for no fact")
+        left = open_issues(scenario, state)
+        if left:
+            return _react("check_in_open", scenario, state, remaining=customer.issue_words(left))
+        return _react("check_in_done", scenario, state)
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
@@ -456,7 +465,7 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
     pointless = len(got.unknown) + len(unneeded)
     if pointless or not (got.revealed or got.repeated):
         state.unknown_asks += 1
-        state.needless_asks.extend([*got.unknown, *unneeded] or ["(a question naming no fact)"])
+        state.needless_asks.extend([*got.unknown, *unneeded] or [NO_FACT_ASKED])
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
         if not (got.revealed or got.repeated or got.unknown):
@@ -467,13 +476,13 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
 def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """An answer, and the customer's reply to it: facts an answer's question asks for come first,
     as a customer answers a direct question (they count as given, without an ask's reward)."""
-    reply = _respond(scenario, state, action, turn)
     question = _last_question(action.text)
     asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
     # A fact already given, named in an answer's question ("could you check those for the card
     # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
     # ("log in with your new address?" about a new email) is an instruction, not a question.
     asked = tuple(f for f in asked if f not in state.revealed and f in scenario.facts_by_name)
+    reply = _respond(scenario, state, action, turn, asked)
     if not asked:
         return reply
     got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
@@ -482,7 +491,8 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     return f"{got.reply} {reply}"
 
 
-def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, asking: tuple[str, ...] = ()) -> str:
+    """An answer; `asking` are the facts its question asks for (the customer gives them with its reply)."""
     state.history.append(("agent", action.text, state.step))
     state.responses += 1
     exp = scenario.expected
@@ -506,6 +516,27 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.notes.append("classify the ticket before answering")
         return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words([exp.issue_type]))
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
+    if asking and newly:
+        # An issue named only in the question that asks for its facts ("For the refund, could you send
+        # the order id and the amount paid?") is what the question is about, not an early answer.
+        # (in an ask, every issue whose facts it asks for is what it asks about)
+        answered = (
+            ()
+            if action.kind == "ask_for_more_info"
+            else verdict(without_fact_questions(action.text), scenario.intent_keys, action.article_id).solves
+        )
+        asked_about = [
+            i
+            for i in newly
+            if i not in answered
+            and set(missing_facts(scenario, state, [i])) <= set(asking) - set(state.revealed)
+            and missing_facts(scenario, state, [i])
+        ]
+        newly = [i for i in newly if i not in asked_about]
+        if asked_about and not newly:
+            titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in asked_about)
+            turn.notes.append(f"that asks for what the {titles} needs: answer once it is in")
+            return _react(tone, scenario, state) if tone else ""
     if not newly:
         return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
     missing = missing_facts(scenario, state, newly)
@@ -598,13 +629,14 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
 
 # An answer that says it turns to the customer's other issue next ("Next, your refund: ...",
 # "I'll come to the invoice in a moment").
+_WE_WILL = r"\b(?:I'll|I will|I'm|I am|let me|let's|we'll|we will|we're|we are)\b"
 _COMING_NEXT_RE = re.compile(
     r"(?:^|[.!?:]\s+)next[,:]|"
-    r"\b(?:I'll|I will|let me|let's|we'll)\b[^.!?]{0,60}\bnext\b"
+    rf"{_WE_WILL}[^.!?]{{0,60}}\bnext\b"
     r"(?!\s+(?:week|month|year|day|business|billing|statement|cycle|time))|"
     r"\b(?:in a moment|in a minute|moving on|now (?:for|on to))\b|"
-    r"\b(?:I'll|I will|let me|let's|we'll)\b[^.!?]{0,60}\b(?:straight|right|just|directly) after (?:this|that)\b|"
-    r"\b(?:I'll|I will|let me|let's|we'll)\s+(?:now\s+)?(?:come|get|turn|move)\s+(?:on\s+)?to\b",
+    rf"{_WE_WILL}[^.!?]{{0,60}}\b(?:straight|right|just|directly) after (?:this|that)\b|"
+    rf"{_WE_WILL}\s+(?:now\s+)?(?:come|get|turn|move|coming|getting|turning|moving)\s+(?:on\s+)?to\b",
     re.IGNORECASE,
 )
 # An answer whose last sentence turns to what is left ("Now, let's sort out your refund."): what
@@ -726,6 +758,8 @@ def _yes_to(question: str) -> str:
     return "Yes, that's right." if _CONFIRM_RE.search(question.strip()) else ""
 
 
+# What an ask that names no fact is recorded as among the needless asks.
+NO_FACT_ASKED = "(a question naming no fact)"
 _STUFFED_NOTE = "stuffed with other issues' fixes: it solves nothing"
 # An answer this short that cites the right article is a pointer, not an explanation.
 _BARE_CITATION_WORDS = 15

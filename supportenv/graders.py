@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
-from supportenv.episode import EpisodeState, advance, fact_label, missing_facts, unsolved
+from supportenv.episode import NO_FACT_ASKED, EpisodeState, advance, fact_label, missing_facts, unsolved
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
@@ -382,12 +382,14 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
         why[0] += " (the missing account email is policy compliance's to charge: the identity check needs it)"
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
-    if state.needless_asks:
-        asked = ", ".join(dict.fromkeys(map(fact_label, state.needless_asks)))
+    fields = [f for f in state.needless_asks if f != NO_FACT_ASKED]
+    if fields:
+        asked = ", ".join(dict.fromkeys(map(fact_label, fields)))
         why.append(
-            f"{_count(len(state.needless_asks), 'field')} asked in vain: not needed here or unknown to the "
-            f"customer ({asked})"
+            f"{_count(len(fields), 'field')} asked in vain: not needed here or unknown to the customer ({asked})"
         )
+    if len(fields) < len(state.needless_asks):
+        why.append(f"{_count(len(state.needless_asks) - len(fields), 'question')} that named no fact")
     if state.repeated_fields:
         why.append(f"{_count(state.repeated_fields, 'field')} asked in vain: asked again after the customer gave it")
     return max(0.0, gathered - WASTED_FIELD_COST * wasted) * share, "; ".join(why) + note

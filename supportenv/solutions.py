@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES
+from supportenv.catalog import ARTICLES_BY_ID, FACT_SYNONYMS, ISSUE_TYPES
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that carry no meaning of a solution; dropping them lets phrasing vary around the fix.
@@ -146,6 +146,32 @@ _SAME_AS_EXPRESSION = (
     # money given back is a refund: "return the funds", "has been returned to your card"
     (re.compile(r"\breturn(?:ed|ing|s)? (?:the |your )?(?:funds|money|full amount)\b"), "refund"),
     (re.compile(r"\b(?:has|have) been returned\b|\bwas returned\b"), "refunded"),
+    # "sending the full amount back to your card", "putting the $600.00 back on the card you used"
+    # (and money sent back is refunded or credited: "sending the duplicate payment back")
+    (
+        re.compile(
+            r"\b(?:send|sending|sent|put|putting|pay|paying|paid|give|giving) "
+            r"((?:the |your |it |this |that )?(?:full |whole |entire )?(?:amount|money|funds|sum|\$[\d,.]+) )"
+            r"(?:of \$?[\d,.]+ )?back\b"
+        ),
+        r"refund \1back",
+    ),
+    (
+        re.compile(
+            r"\b(?:send|sending|sent|put|putting|pay|paying|paid) "
+            r"((?:the |your )?(?:duplicat|extra|second|doubl|repeat)\w* (?:charge|payment|transaction)s? )back\b"
+        ),
+        r"refund \1back",
+    ),
+    (
+        re.compile(r"\b(?:send|sending|sent|put|putting|pay|paying|paid) ((?:the |your )(?:[\w$.,-]+ ){1,2}?)back\b"),
+        r"credit \1back",
+    ),
+    (re.compile(r"\brefund (?:limit|ceiling|maximum)\b"), "refund cap"),
+    (
+        re.compile(r"\b(?:the )?payment method you (?:used|paid with)\b"),
+        "original payment method",
+    ),
     (re.compile(r"\b(?:without charging you(?: anything)?|free of charge|at no charge|for free)\b"), "at no cost"),
     (re.compile(r"\b(?:send|ship|post)(?:ing)? you another\b"), "send a replacement"),
     (
@@ -355,3 +381,27 @@ def without_announcements(text: str) -> str:
     if not later:
         return text
     return " ".join(sentence for sentence in _SENTENCE_END_RE.split(text) if sentence not in later)
+
+
+# ---- what an answer only asks ----
+
+# A question that names a fact ("could you send me your order ID and the amount you paid?") asks
+# for it: its words ("order", "amount paid") are not read as an article's step ("Confirm the
+# order and the amount paid"). Its exact solution phrases still are ("... and photos of the damage?").
+_FACT_WORDS_RE = re.compile(
+    "|".join(rf"(?<!\w){re.escape(w)}(?!\w)" for words in FACT_SYNONYMS.values() for w in words), re.IGNORECASE
+)
+
+
+def asks_for_a_fact(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") and bool(_FACT_WORDS_RE.search(sentence))
+
+
+def without_fact_questions(text: str) -> str:
+    """The text without its questions that ask for a fact, as the article steps it says are read from."""
+    sentences = _SENTENCE_END_RE.split(text)
+    return " ".join(s for s in sentences if not asks_for_a_fact(s)) if any(map(asks_for_a_fact, sentences)) else text
+
+
+def sentences_of(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END_RE.split(text) if s]

@@ -26,6 +26,7 @@ from supportenv.records import frozen_record
 from supportenv.solutions import (
     PHRASE_OWNER,
     phrases_said,
+    sentences_of,
     steps_said,
     steps_said_in_a_sentence,
     without_announcements,
@@ -371,6 +372,8 @@ _POLITE_SPECS = (
         r"\bsorry\b|\bapolog(?:y|ies|ise|ize|ised|ized|ising|izing|etic)\b|\bregret\b|\bpardon\b",
     ),
     ("please, kindly", r"\bplease\b|\bkindly\b"),
+    # a greeting, and good news told as such
+    ("hi, hello, dear, good news, great news", r"^(?:hi|hello|dear)\b|\b(?:good|great) news\b"),
     (
         "happy to, glad to, pleased to, delighted to, glad, gladly, pleasure",
         r"\b(?:happy|glad|pleased|delighted) to\b|\bglad\b|\bgladly\b|\b(?:my|with) pleasure\b",
@@ -424,6 +427,9 @@ _POLITE_SPECS = (
 # Saying one solution phrase more often than this is stuffing, not an answer.
 MAX_PHRASE_REPEATS = 2
 MAX_WRONG_SOLUTIONS = 2
+# Other issues' fixes a sentence that says the ticket's own may name by their words, and in all.
+NEIGHBOUR_FIXES = 2
+MAX_OTHER_FIXES = 4
 
 
 @dataclass(frozen=True)
@@ -528,7 +534,7 @@ class _Analysis(NamedTuple):
     rude: bool
     polite: bool
     named: frozenset[str]  # issues whose solution phrases or article steps the text says
-    named_in_a_sentence: frozenset[str]  # the same, each step said within one sentence (see below)
+    by_sentence: tuple[frozenset[str], ...]  # the same, of each sentence on its own (see below)
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
@@ -540,12 +546,16 @@ def _analyse(text: str) -> _Analysis:
     counts = phrases_said(said)
     rude, polite = _tone(lower)
     phrased = frozenset(PHRASE_OWNER[p] for p in counts)
+    by_sentence = tuple(
+        frozenset(PHRASE_OWNER[p] for p in phrases_said(sentence)) | steps_said_in_a_sentence(sentence)
+        for sentence in sentences_of(said)
+    )
     return _Analysis(
         lower,
         rude,
         polite,
         phrased | steps_said(said),
-        phrased | steps_said_in_a_sentence(said),
+        tuple(owners for owners in by_sentence if owners),
         tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 
@@ -573,14 +583,21 @@ class Verdict(NamedTuple):
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
     Scenario.intent_keys)."""
-    lower, rude, polite, named, named_in_a_sentence, owner_counts = _analyse(text)
+    lower, rude, polite, named, by_sentence, owner_counts = _analyse(text)
     own = {issue_id for issue_id, _ in intents}
     # Credit is generous (a step said anywhere in the answer), a charge needs clear evidence (another
     # issue's fix said in one sentence), so that a long, careful answer is not taken for a stuffed one.
+    # A sentence that says a fix of the ticket may use a neighbouring fix's words or two ("ship you a
+    # free replacement" says "ship a replacement" and "shipping is free"); a sentence of other fixes only,
+    # or with many of them, is someone else's answer.
     wrong_citation = bool(article_id) and article_id not in {article for _, article in intents}
-    wrong = len(named_in_a_sentence - own) + wrong_citation
+    others = frozenset().union(*by_sentence) - own
+    untolerated = frozenset().union(
+        *(owners - own for owners in by_sentence if not owners & own or len(owners - own) > NEIGHBOUR_FIXES)
+    )
+    wrong = len(untolerated) + wrong_citation
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)
-    stuffed = wrong > MAX_WRONG_SOLUTIONS or repeated > MAX_PHRASE_REPEATS
+    stuffed = wrong > MAX_WRONG_SOLUTIONS or len(others) > MAX_OTHER_FIXES or repeated > MAX_PHRASE_REPEATS
     # An article id is a citation, not an answer: an issue is solved by saying its solution.
     solves = () if stuffed else tuple([i for i, _ in intents if i in named])
     if solves and not stuffed:

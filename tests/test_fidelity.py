@@ -652,3 +652,13 @@ def test_an_amount_named_however_written_is_personal():
     for text, amount in (("Your $90 is on its way back.", "90.00"), ("I've sent back the $1,400.", "1400.00")):
         assert judge(text, intents, "KB-REF-01", ["ORD-123456", amount]).personalised, text
     assert not judge("Your refund is on its way back.", intents, "KB-REF-01", ["ORD-123456", "90.00"]).personalised
+
+
+def test_a_question_naming_no_fact_is_called_one_in_the_grade():
+    """From audit round 27: a question that named no field was called "1 field asked in vain"."""
+    seed = find_seed(lambda s: len(s.intents) == 1 and not s.expected.escalate and s.expected.facts)
+    plan = expert_plan(HARD, "train", seed)
+    vague = ask(question="Could you tell me a bit more about what happened?")
+    scenario, state, _ = play(HARD, seed, [plan[0], vague, *plan[1:]])
+    gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
+    assert "1 question that named no fact" in gathering.detail and "field" not in gathering.detail, gathering.detail

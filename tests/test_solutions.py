@@ -77,6 +77,15 @@ PARAPHRASES = [
     # A new key is the old one regenerated, however it is made (blind audit round 24).
     ("Make yourself a fresh key under Developer settings and paste it into your connector.", "integration_failure"),
     ("Rotate your API token, then reconnect the integration with an admin login.", "integration_failure"),
+    # Money sent back, however it is said (blind audit round 27).
+    (
+        "Your order ORD-776292 for $600.00 is within the refund limit on your account, so I'm sending the full "
+        "amount back to the payment method you used.",
+        "refund_request",
+    ),
+    ("I'm putting the $600.00 back on the card you paid with.", "refund_request"),
+    ("I'm sending the difference back to your original payment method.", "wrong_amount"),
+    ("I'm sending the duplicate payment back to the card you used.", "double_charge"),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
@@ -203,3 +212,22 @@ def test_thanks_and_a_promise_to_come_to_an_idea_do_not_answer_it():
     )
     intents = (("delayed_delivery", "KB-DEL-01"), ("feature_request", "KB-GEN-02"))
     assert verdict(text, intents, "KB-DEL-01").solves == ("delayed_delivery",)
+
+
+def test_a_short_answer_to_two_issues_may_use_neighbouring_fixes_words():
+    """From audit round 27: a short answer to a declined card and a cracked item was judged
+    stuffed, as its words also say three other issues' fixes ("billing address ... update" an
+    address change's, "ship you a free replacement" a lost parcel's and free shipping's). A
+    sentence that says one of the ticket's fixes may use a neighbouring fix's words or two; many,
+    or a sentence of other fixes only, still make stuffing."""
+    text = (
+        "Thanks! Card 0954: make sure the expiry and billing address on file are current (update the card if it "
+        "was replaced), then retry. Cracked item on ORD-717067: reply with photos of the damage and the box, we'll "
+        "open a carrier claim and ship you a free replacement."
+    )
+    intents = (("payment_failure", "KB-PAY-01"), ("damaged_item", "KB-DEL-04"))
+    judged = verdict(text, intents, "KB-DEL-04")
+    assert not judged.stuffed and judged.solves == ("payment_failure", "damaged_item"), judged
+    # every phrase of every issue in one sentence with the ticket's own is still stuffing
+    everything = "We will " + "; and ".join(p for i in ISSUE_TYPES for p in i.solution_phrases) + "."
+    assert verdict(everything.replace(";", ","), intents, "KB-DEL-04").stuffed

@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from supportenv import text
-from supportenv.text import BLAME_RULES, POLITE_RULES, RUDE_ORDER_RULES, RUDE_RULES, ToneRules, is_rude, verdict
+from supportenv.text import (
+    BLAME_RULES,
+    POLITE_RULES,
+    RUDE_ORDER_RULES,
+    RUDE_RULES,
+    ToneRules,
+    is_polite,
+    is_rude,
+    verdict,
+)
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -133,3 +142,10 @@ def test_every_match_contains_one_of_its_rules_phrases(kind, rules, corpus):
 def test_solution_phrases_match_as_whole_phrases(answer, solved):
     intents = (("app_crash", "KB-TEC-02"),)
     assert verdict(answer, intents, "").solves == (("app_crash",) if solved else ())
+
+
+def test_a_greeting_and_good_news_are_courteous():
+    """From audit round 27: "Good news on the address, Sam: ..." earned no politeness."""
+    assert is_polite("Good news on the address, Sam: it now goes to 12 Mill Way.")
+    assert is_polite("Hi Sam, the label is in the returns portal.")
+    assert not is_polite("The label is in the returns portal.")
