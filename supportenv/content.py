@@ -1414,6 +1414,19 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
 # replies add to such a reply ({reply}) what else the answer gave: photos it asked for, an idea
 # passed on.
 REACTIONS = {
+    # To one answer that solved several issues in different ways (one put right, one to try).
+    "solved_mixed": (
+        "Brilliant, that covers everything. Thank you!",
+        "Perfect, thanks for sorting all of that out.",
+    ),
+    "solved_mixed_plain": (
+        "Okay, thanks, that covers all of it.",
+        "Thanks, that's everything I needed.",
+    ),
+    "solved_mixed_grudging": (
+        "Fine, that covers it all, I suppose.",
+        "Okay. That deals with all of it, then.",
+    ),
     "solved_fix": (
         "Great, I'll do that right away. Thank you!",
         "Perfect, that's clear. I'll give it a go.",
@@ -1556,13 +1569,13 @@ REACTIONS = {
     # The same, to an answer that also gave the first steps of what goes to the team.
     "partly_solved_first_steps": (
         "Thanks, that covers {issue}. I'll try what you suggested for {remaining} while I wait for the team.",
-        "Okay, that covers {issue}, thanks. Noted on {remaining}; I'll wait for the team to take it from there.",
+        "Okay, that covers {issue}, thanks. And thanks for the tips on {remaining}; I'll wait for the team.",
     ),
     "partly_solved_first_steps_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll try what you suggested for "
         "{remaining} while I wait for the team.",
-        "Okay, that covers {issue}, and the photos are on their way. Noted on {remaining}; I'll wait for the team "
-        "to take it from there.",
+        "Okay, that covers {issue}, and the photos are on their way. And thanks for the tips on {remaining}; "
+        "I'll wait for the team.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (
@@ -1724,7 +1737,7 @@ REACTIONS = {
         "Brilliant, thanks again for all your help!",
         "Thank you, you've been really helpful. Have a good day!",
         "Lovely, thanks a lot. Take care!",
-        "That's great, thank you. Have a nice evening!",
+        "That's great, thank you. Have a good one!",
     ),
     "closed_plain": (
         "Thanks, bye.",

@@ -46,17 +46,36 @@ _FIELD_WORDS = {
 
 
 _NEW_BEFORE_RE = re.compile(r"\bnew\s+(?:\w+\s+)?$")
+# An email that is a message, not the account's address: "did the reset email arrive?", "send
+# them to you by email", "I can email you the steps"; a login that is the act ("did the login work?").
+_MESSAGE_BEFORE_RE = re.compile(
+    r"\b(?:by|via|an|a|reset|confirmation|verification|welcome|receipt|our|that|this|the\s+\w+ing)\s+(?:\w+\s+)?$"
+)
+_MESSAGE_AFTER_RE = re.compile(
+    r"^(?:s\b|\s+(?:you|me|us|them|it|arrive\w*|came|come|we|i\b|link|with|from|to\b|work\w*|page|screen|"
+    r"attempts?|button|form))"
+)
+_MEDIUM_WORDS = ("email", "e-mail", "login")
+
+
+def _names_the_fact(name: str, lower: str, match: re.Match[str]) -> bool:
+    before, after = lower[: match.start()], lower[match.end() :]
+    if name != "new_address" and _NEW_BEFORE_RE.search(before):
+        return False  # "which new email address would you like?" is not the one on record
+    # ... and an email that is a message, or a login that is the act, is no address
+    is_message = bool(_MESSAGE_BEFORE_RE.search(before) or _MESSAGE_AFTER_RE.match(after))
+    return not (match.group(0) in _MEDIUM_WORDS and is_message)
 
 
 def fields_in_question(question: str) -> tuple[str, ...]:
     """The facts a free-text question asks for, by the words people use for them. A "new" one
-    ("which new email address would you like?") is not the fact on record: only new_address is
-    a new thing the customer can be asked for."""
+    ("which new email address would you like?") is not the fact on record (only new_address is
+    a new thing the customer can be asked for), and an email that is a message is no address."""
     lower = question.lower()
     return tuple(
         name
         for name, words in _FIELD_WORDS.items()
-        if any(name == "new_address" or not _NEW_BEFORE_RE.search(lower[: m.start()]) for m in words.finditer(lower))
+        if any(_names_the_fact(name, lower, m) for m in words.finditer(lower))
     )
 
 
@@ -81,7 +100,8 @@ _CHANGES_RE = re.compile(
 
 
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
-    wanted = list(dict.fromkeys(fields or fields_in_question(question)))
+    # (the fields named and those the question's words ask for: a customer answers the whole question)
+    wanted = list(dict.fromkeys((*fields, *fields_in_question(question))))
     facts = scenario.facts_by_name
     ticket = scenario.ticket_id
     revealed, repeated, unknown, parts = [], [], [], []
@@ -189,6 +209,10 @@ def solved(
     ideas = [i for i in issue_ids if content.ISSUE_WORDS[i][2] == content.IDEA]
     main = next((i for i in reversed(issue_ids) if i not in ideas), issue_ids[-1])
     kind = solved_reply(main, mood, asked_for_photos, done_for_them)
+    kinds = {solved_reply(i, mood, asked_for_photos, done_for_them) for i in issue_ids if i not in ideas}
+    if len(kinds) > 1 and not asked_for_photos:
+        # Answers of different kinds (a refund made, steps to try): thanks that fit them all.
+        kind = in_mood("solved_mixed", mood)
     options = content.REACTIONS[kind]
     if len(issue_ids) - len(ideas) > 1:  # "that answers my question" is for one issue, not several
         options = tuple([t for t in options if not _ONE_ISSUE_RE.search(t)])

@@ -488,6 +488,8 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
     state.revealed.extend(got.revealed)
     turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
+    if customer.accepted_offer(reply):  # the yes to an offer comes first, so the next step knows it
+        return f"{customer.YES_TO_OFFER} {got.reply} {reply.removeprefix(customer.YES_TO_OFFER).lstrip()}"
     return f"{got.reply} {reply}"
 
 
@@ -621,8 +623,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         reply = customer.solved(
             scenario, state.step, newly, mood, photos, bool(_DONE_FOR_THEM_RE.search(action.text)), _said(state)
         )
-    # An answer that offers something or asks for a confirmation gets its yes first.
-    yes = _yes_to(_last_question(action.text))
+    # An answer that offers something (wherever the offer stands: a question for facts may
+    # follow it) or asks for a confirmation gets its yes first.
+    yes = customer.YES_TO_OFFER if _makes_an_offer(action.text) else _yes_to(_last_question(action.text))
     reply = f"{yes} {reply}" if yes else reply
     return f"{reply} {blocked}" if blocked else reply
 
@@ -721,9 +724,18 @@ _OFFER_RE = re.compile(
 _STATED_OFFER_RE = re.compile(
     r"^(?:would you like|shall i|do you want)\b|"
     r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b.*\b(?:i|we)(?:'ll|'d| can| could| will| would)\b|"
-    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b.*\bif you(?:'d| would)? (?:like|want|wish|prefer)\b",
+    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b.*\bif you(?:'d| would)? (?:like|want|wish|prefer)\b|"
+    r"\b(?:i|we)(?: can| could)(?: also)? (?:sign you up|subscribe you|send you|set up)\b"
+    r".*\bif (?:that|it)(?: would)? helps?\b",
     re.I,
 )
+
+
+def _makes_an_offer(text: str) -> bool:
+    """Whether a sentence of the answer offers the customer something ("Would you like me to ...?",
+    "I can sign you up for updates if that helps.")."""
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    return any(_STATED_OFFER_RE.search(s) or (s.endswith("?") and _OFFER_RE.search(s)) for s in sentences)
 
 
 def _last_question(text: str) -> str:

@@ -994,3 +994,89 @@ def test_a_check_in_is_answered_and_asks_for_no_fact():
     step(scenario, state, action)
     step(scenario, state, check_in)
     assert re.fullmatch(_pattern("check_in_done"), _reply_now(state)), _reply_now(state)
+
+
+# ---- findings of the twenty-eighth blind audit ----
+
+
+def test_an_offer_before_a_question_for_facts_still_gets_its_yes():
+    """ "... I can sign you up for status updates if that helps. For the refund, could you send me
+    the order number?" got the facts and no word on the offer; the yes comes first, with them."""
+    from supportenv.episode import _makes_an_offer
+
+    assert _makes_an_offer("I can sign you up for status updates if that helps. Could you send the order number?")
+    assert not _makes_an_offer("You can reset it yourself if you want to. Could you send the order number?")
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and not s.intents[0].required_facts
+            and s.intents[1].required_facts
+            and not s.expected.escalate
+            and all(f in s.facts_by_name for f in s.intents[1].required_facts)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    first, second = scenario.intents
+    label = customer.spoken_list(f.replace("_", " ") for f in second.required_facts)
+    text = (
+        solution_message(scenario, state, [first.issue_id])
+        + f" If you'd like, I can email you a summary. Could you send me your {label}?"
+    )
+    step(scenario, state, respond(text, first.article_id))
+    reply = _reply_now(state)
+    assert reply.startswith("Yes, please. ") and customer.accepted_offer(reply), reply
+    assert all(scenario.facts_by_name.get(f) in reply for f in second.required_facts), reply
+
+
+def test_one_answer_solving_issues_of_different_kinds_is_thanked_for_all():
+    """A refund made and steps to try, in one answer, got "Great, I'll do that right away", which
+    fits only the steps."""
+    for mood in ("satisfied", "neutral", "frustrated"):
+        kind = customer.in_mood("solved_mixed", mood)
+        assert kind in content.REACTIONS
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and len(s.expected.solvable) == 2
+            and {content.ISSUE_WORDS[i.issue_id][1] for i in s.intents} == {"promise", "fix"}
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    reply = _answer(scenario, state, list(scenario.expected.solvable))
+    kinds = [k for k in content.REACTIONS if k.startswith("solved_mixed")]
+    assert re.fullmatch(_pattern(*kinds), reply.removeprefix("Yes, please. ")), reply
+
+
+def test_no_goodbye_names_a_time_of_day():
+    """ "Have a nice evening!" closed a ticket about an outage "this morning": the world has no clock."""
+    clock = re.compile(r"\b(?:morning|afternoon|evening|tonight|night)\b", re.IGNORECASE)
+    for kind in ("closed", "closed_plain", "closed_grudging"):
+        assert not any(clock.search(t) for t in content.REACTIONS[kind]), kind
+
+
+def test_an_email_that_is_a_message_is_not_the_account_email():
+    """ "Did the reset email arrive?" got "I gave you that already." (read as asking for the
+    account email again), and an offer to send details "by email" got the account address."""
+    for question in (
+        "Did the reset email arrive, and were you able to log in again?",
+        "Would you like me to send those details to you by email?",
+        "Can I email you the steps?",
+        "Did the login work?",
+    ):
+        assert "account_email" not in customer.fields_in_question(question), question
+    for question in ("What is the email on your account?", "Which email do you sign in with?", "What's your login?"):
+        assert customer.fields_in_question(question) == ("account_email",), question
+
+
+def test_a_question_is_answered_whole_with_the_fields_it_names():
+    """An ask for the order id whose words also asked "which phone are you using and what version
+    of the app?" got only the order id."""
+    seed = seed_where(lambda s: all(f in s.facts_by_name for f in ("order_id", "device_model", "app_version")))
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    question = "What is the order number? And which phone are you using, and what version of the app is on it?"
+    step(scenario, state, ask("order_id", question=question))
+    reply = _reply_now(state)
+    assert all(scenario.facts_by_name.get(f) in reply for f in ("order_id", "device_model", "app_version")), reply
