@@ -1568,14 +1568,13 @@ REACTIONS = {
     ),
     # The same, to an answer that also gave the first steps of what goes to the team.
     "partly_solved_first_steps": (
-        "Thanks, that covers {issue}. I'll try what you suggested for {remaining} while I wait for the team.",
-        "Okay, that covers {issue}, thanks. And thanks for the tips on {remaining}; I'll wait for the team.",
+        "Thanks, that covers {issue}. I'll keep your advice on {remaining} in mind for now.",
+        "Okay, that covers {issue}, thanks. And thanks for the tips on {remaining}.",
     ),
     "partly_solved_first_steps_photos": (
-        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll try what you suggested for "
-        "{remaining} while I wait for the team.",
-        "Okay, that covers {issue}, and the photos are on their way. And thanks for the tips on {remaining}; "
-        "I'll wait for the team.",
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll keep your advice on "
+        "{remaining} in mind for now.",
+        "Okay, that covers {issue}, and the photos are on their way. And thanks for the tips on {remaining}.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (
@@ -1714,6 +1713,11 @@ REACTIONS = {
         "A callback? I was told that isn't included with my account.",
         "Are you sure? I don't think my plan comes with phone support.",
         "Wait, I thought callbacks were only for premium customers.",
+    ),
+    # The same, from a customer who wrote that it had looked through the help pages already.
+    "article_again": (
+        "I've been through the help pages already, but I'll have another look at that one.",
+        "Okay, I'll give that one a closer read, though I did check your help pages before.",
     ),
     "article": (
         "I'll read that article.",

@@ -159,6 +159,11 @@ def _fresh_pick(key: str, templates: tuple[str, ...], said: tuple[str, ...], wor
 YES_TO_OFFER = "Yes, please."
 
 
+def asked_for_another_number(reply: str) -> bool:
+    """Whether a customer reply to a callback asked to be called on another number."""
+    return reply in content.REACTIONS["callback_no_phone"]
+
+
 def accepted_offer(reply: str) -> bool:
     """Whether a customer reply said yes to something the agent offered."""
     return reply.startswith(YES_TO_OFFER)

@@ -639,6 +639,7 @@ _COMING_NEXT_RE = re.compile(
     r"(?!\s+(?:week|month|year|day|business|billing|statement|cycle|time))|"
     r"\b(?:in a moment|in a minute|moving on|now (?:for|on to))\b|"
     rf"{_WE_WILL}[^.!?]{{0,60}}\b(?:straight|right|just|directly) after (?:this|that)\b|"
+    rf"{_WE_WILL}[^.!?]{{0,60}}\b(?:separately|in parallel|alongside this)\b|"
     rf"{_WE_WILL}\s+(?:now\s+)?(?:come|get|turn|move|coming|getting|turning|moving)\s+(?:on\s+)?to\b",
     re.IGNORECASE,
 )
@@ -701,6 +702,12 @@ def _accepted_an_offer(state: EpisodeState) -> bool:
     """The customer's last reply said yes to something the agent offered: the next message, which
     carries it out or confirms it, is no repeat."""
     return customer.accepted_offer(last_customer_message(state.history[:-1]))
+
+
+def _asked_for_another_number(state: EpisodeState) -> bool:
+    """The customer's last reply asked to be called on another number: the next message, which
+    notes it, is a courtesy, as carrying out an accepted offer is."""
+    return customer.asked_for_another_number(last_customer_message(state.history[:-1]))
 
 
 def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
@@ -822,10 +829,10 @@ def _respond_without_solving(
         return _react("handover_announced", scenario, state)
     # A follow-up that asks for photos gets them promised, as an answer would.
     follow_up = "follow_up_photos" if _asks_for_photos(action.text) else "follow_up"
-    if _accepted_an_offer(state) and not stuffed:
+    if (_accepted_an_offer(state) or _asked_for_another_number(state)) and not stuffed:
         # Carrying out what the customer just accepted: harmless, and not counted as slow.
         state.courtesy_steps += 1
-        turn.notes.append("carrying out what the customer accepted")
+        turn.notes.append("carrying out what the customer accepted or asked for")
         return _react(tone or follow_up, scenario, state)
     if solves:
         if not _repeats_an_answer(state, action.text):
@@ -855,6 +862,14 @@ def _check_identity(scenario: Scenario, state: EpisodeState) -> None:
         state.violations.append("verify_identity")
 
 
+_SEARCHED_RE = re.compile(r"\b(?:looked|been|gone|searched) through your help pages\b", re.IGNORECASE)
+
+
+def _article_reply(scenario: Scenario) -> str:
+    """The customer's word on an article sent: one who searched the help pages already says so."""
+    return "article_again" if _SEARCHED_RE.search(scenario.opening_message) else "article"
+
+
 def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     title = ARTICLES_BY_ID[action.article_id].title
     state.history.append(("agent", f"This article may help: {action.article_id} {title}", state.step))
@@ -871,11 +886,11 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
         turn.mood(0.1)
-        return _react("article", scenario, state)
+        return _react(_article_reply(scenario), scenario, state)
     if fresh and action.article_id in own:
         turn.add("kb_redundant")
         turn.notes.append("that issue was already answered or handed over")
-        return _react("article", scenario, state)
+        return _react(_article_reply(scenario), scenario, state)
     turn.add("kb_wrong")
     turn.mood(-0.1, -1)
     turn.notes.append("that article does not match the issue" if fresh else "that article was already sent")

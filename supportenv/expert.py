@@ -127,7 +127,8 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
 
 def _just_accepted(state: EpisodeState) -> bool:
     """The customer's last reply said yes to an offer in the agent's last answer."""
-    return state.history[-1][0] == "customer" and customer.accepted_offer(state.history[-1][1])
+    last = state.history[-1]
+    return last[0] == "customer" and (customer.accepted_offer(last[1]) or customer.asked_for_another_number(last[1]))
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:

@@ -141,6 +141,8 @@ _SAME_AS_EXPRESSION = (
     (re.compile(r"\bsign[- ]?in (?:email|address)"), "login email"),
     (re.compile(r"\bhang(?:ing)? on to\b"), "keep"),
     (re.compile(r"\bon us\b"), "at no cost"),
+    # two-factor is one thing ("the two I can fix" says nothing of it)
+    (re.compile(r"\btwo[- ]factor\b|\b2fa\b|\b2-step\b|\btwo[- ]step\b"), "twofactor"),
     (re.compile(r"\bworking days\b"), "business days"),
     (re.compile(r"\bpass(?:ed|ing)? (?:it |this |that )?(?:along|on)\b"), "post"),
     # money given back is a refund: "return the funds", "has been returned to your card"
@@ -357,6 +359,7 @@ def steps_said_in_a_sentence(text: str) -> frozenset[str]:
 # "I will deal with cancelling your membership once I have your email") names a topic, not a
 # fix: its words are not read as that solution.
 _LATER_VERB_RE = re.compile(
+    r"\b(?:i'm|i am|we're|we are)\s+(?:now\s+|then\s+|also\s+)?(?:passing|handing|sending|taking|bringing|moving)\b|"
     r"\b(?:i'll|i will|i'm going to|i am going to|let me|let's|we'll|we will)\s+(?:now\s+|then\s+|also\s+)?"
     r"(?:come|get|turn|move on|go on|deal|look|take care|handle|sort|help|see to|attend|reply|answer|respond|"
     r"write|get back)\b"

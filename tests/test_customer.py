@@ -539,6 +539,10 @@ def test_an_answer_that_says_it_comes_to_the_other_issue_next_is_let_go_on():
     step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
     _answer(scenario, state, [first], after=" I am handling the rest of your message right after this.")
     assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
+    scenario, state = new_episode(HARD, "train", seed)  # (audit round 29: "... separately")
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" I am also arranging the rest of your request separately.")
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
 
 
 def test_an_answer_that_asks_for_a_fact_gets_it_and_a_check_in_gets_no_yes():
@@ -1080,3 +1084,68 @@ def test_a_question_is_answered_whole_with_the_fields_it_names():
     step(scenario, state, ask("order_id", question=question))
     reply = _reply_now(state)
     assert all(scenario.facts_by_name.get(f) in reply for f in ("order_id", "device_model", "app_version")), reply
+
+
+# ---- findings of the twenty-ninth blind audit ----
+
+
+def test_a_hand_over_announced_next_is_no_first_step():
+    """ "For the stolen phone and your login codes, I'm passing that to our security team next."
+    at the end of an answer to two other issues was credited as the two-factor issue's first
+    steps: its words, with "the two I can fix" earlier, covered "Have the security team reset
+    two-factor authentication". An announcement says no fix, and two-factor is one word."""
+    from supportenv.solutions import announcements, steps_said, without_announcements
+
+    text = (
+        "Let me take the two I can fix right now. Please turn off background sync while you work. "
+        "For the stolen phone and your login codes, I'm passing that to our security team next."
+    )
+    assert announcements(text) == (
+        "For the stolen phone and your login codes, I'm passing that to our security team next.",
+    )
+    assert "two_factor_lost" not in steps_said(without_announcements(text))
+    assert "two_factor_lost" not in verdict_solves(text, ("two_factor_lost", "slow_performance"))
+
+
+def verdict_solves(text, issues):
+    from supportenv.text import verdict
+
+    return verdict(text, tuple((i, ISSUE_TYPES_BY_ID[i].article_id) for i in issues), "").solves
+
+
+def test_noting_the_number_the_customer_asked_to_be_called_on_is_a_courtesy():
+    """After "Okay, but not on my old mobile ... The other number on my account works.", the agent's
+    "I've noted that the specialist should call the other number" was charged as a wrong answer and
+    got "Sorry, but that's not what I asked about."."""
+    seed = seed_where(
+        lambda s: (
+            s.expected.callback_allowed
+            and s.issue.issue_id == "two_factor_lost"
+            and re.search(r"lost my phone|phone was stolen", s.opening_message, re.IGNORECASE)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    plan = []
+    while not state.done:
+        plan.append(expert.expert_action(scenario, state, HARD))
+        step(scenario, state, plan[-1])
+    scenario, state = new_episode(HARD, "train", seed)
+    for action in plan[:-1]:
+        step(scenario, state, action)
+    step(scenario, state, callback("A security specialist will call you to get you back in."))
+    assert customer.asked_for_another_number(_reply_now(state))
+    noted = respond("Understood, I've noted that the specialist should call the other number on your account.")
+    assert expert.is_acceptable(scenario, state, HARD, noted)
+    result = step(scenario, state, noted)
+    assert "respond_irrelevant" not in dict(result.breakdown), result.breakdown
+    assert re.fullmatch(_pattern("follow_up"), _reply_now(state)), _reply_now(state)
+    step(scenario, state, plan[-1])
+    assert grade_state(scenario, state).passed
+
+
+def test_a_customer_who_searched_the_help_pages_says_so_of_an_article():
+    seed = seed_where(lambda s: re.search(r"looked through your help pages", s.opening_message) is not None)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    step(scenario, state, Action(kind="suggest_knowledge_base", article_id=scenario.issue.article_id))
+    assert re.fullmatch(_pattern("article_again"), _reply_now(state)), _reply_now(state)
