@@ -20,7 +20,7 @@ from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, I
 from supportenv.errors import EpisodeFinishedError
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.solutions import announcements, without_fact_questions
+from supportenv.solutions import announcements, first_steps_said, without_fact_questions
 from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.world import Scenario, tokenize
 
@@ -441,10 +441,7 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         # "Is there anything else I can help you with?" is a courtesy, not a question for facts:
         # the customer says what is still open, if anything (the step still counts in efficiency).
         turn.notes.append("a check-in: it asks for no fact")
-        left = open_issues(scenario, state)
-        if left:
-            return _react("check_in_open", scenario, state, remaining=customer.issue_words(left))
-        return _react("check_in_done", scenario, state)
+        return _check_in_reply(scenario, state)
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
@@ -471,6 +468,22 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         if not (got.revealed or got.repeated or got.unknown):
             turn.notes.append("that question asked for no fact the customer could name")
     return got.reply
+
+
+# A message that only checks in: short, and a check-in question.
+_CHECK_IN_WORDS = 20
+
+
+def _is_a_check_in(text: str) -> bool:
+    return len(text.split()) <= _CHECK_IN_WORDS and bool(_CHECK_IN_RE.search(text))
+
+
+def _check_in_reply(scenario: Scenario, state: EpisodeState) -> str:
+    """The customer's answer to a check-in: what is still open, or that it is all done."""
+    left = open_issues(scenario, state)
+    if left:
+        return _react("check_in_open", scenario, state, remaining=customer.issue_words(left))
+    return _react("check_in_done", scenario, state)
 
 
 def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -568,7 +581,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     # credited as when given on their own (the same words earn the same in one message or two).
     escalations = [] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers]
     first_steps = [
-        i for i in escalations if i in judged.solves and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
+        i
+        for i in escalations
+        if i in judged.solves
+        and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
+        and i in first_steps_said(action.text)
     ]
     if first_steps:
         state.interim_answers.extend(first_steps)
@@ -764,6 +781,13 @@ _CHECK_IN_RE = re.compile(
 
 # Questions that ask the customer to confirm something it knows ("Is your address still ...?").
 _CONFIRM_RE = re.compile(r"^(?:is|are|was|were|did|do you still|have you)\b|\b(?:confirm|correct|right)\b", re.I)
+# A question that asks someone else to act ("Could your workspace admin confirm your permissions?"):
+# an instruction for the customer to pass on, not a check the customer can say yes to.
+_SOMEONE_ELSE_RE = re.compile(
+    r"\b(?:could|can|would|will) (?:your|the|an?) (?:\w+ )?"
+    r"(?:admin\w*|manager|owner|team|colleague|it department|bank)\b",
+    re.I,
+)
 
 
 def _yes_to(question: str) -> str:
@@ -773,6 +797,8 @@ def _yes_to(question: str) -> str:
     if _OFFER_RE.search(question):
         return customer.YES_TO_OFFER
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
+        return ""
+    if _SOMEONE_ELSE_RE.search(question):
         return ""
     return "Yes, that's right." if _CONFIRM_RE.search(question.strip()) else ""
 
@@ -797,7 +823,9 @@ def _respond_without_solving(
     a repeat, a bare citation, or an answer to something else."""
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
-    escalating = [i for i in solves if i in exp.escalate_intents]
+    # (the first steps of an issue to escalate, not the words of its hand-over: "I'll pass that to
+    # our security team, who handle two-factor resets")
+    escalating = [i for i in solves if i in exp.escalate_intents and i in first_steps_said(action.text)]
     if escalating:
         if any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating):
             turn.add("respond_needs_escalation")
@@ -844,6 +872,11 @@ def _respond_without_solving(
         turn.notes.append("that repeats an earlier answer")
         turn.mood(-0.05, -1)
         return _react(tone or "repeated_answer", scenario, state)
+    if not solves and _is_a_check_in(action.text):
+        # "Is there anything else I can help you with?" sent as an answer: a courtesy, answered
+        # as the same question asked (the step still counts in efficiency).
+        turn.notes.append("a check-in: it answers nothing and asks for no fact")
+        return _check_in_reply(scenario, state)
     # One charge for one wrong answer, whether it names another issue's fix or nothing at all.
     turn.add("respond_irrelevant")
     turn.mood(-0.2, -1)

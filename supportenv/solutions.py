@@ -82,7 +82,6 @@ _SAME_AS = {
     "search": "trac",  # a carrier's search for a parcel is a trace
     "hunt": "trac",
     "broken": "damag",
-    "destination": "address",
     "pic": "photo",
     "crack": "damag",
     "divert": "redirect",
@@ -141,12 +140,25 @@ _SAME_AS_EXPRESSION = (
     (re.compile(r"\bsign[- ]?in (?:email|address)"), "login email"),
     (re.compile(r"\bhang(?:ing)? on to\b"), "keep"),
     (re.compile(r"\bon us\b"), "at no cost"),
+    # where a parcel goes, and who carries it ("switched the destination", "the delivery company")
+    (re.compile(r"\bdestination\b"), "shipping address"),
+    (re.compile(r"\b(?:delivery|shipping|postal|parcel) (?:company|firm|service)\b"), "carrier"),
+    (
+        re.compile(r"\b(?:has|have|had) (?:already )?(?:been )?(?:dispatched|shipped|sent out|gone out)\b"),
+        "has already left",
+    ),
     # two-factor is one thing ("the two I can fix" says nothing of it)
     (re.compile(r"\btwo[- ]factor\b|\b2fa\b|\b2-step\b|\btwo[- ]step\b"), "twofactor"),
     (re.compile(r"\bworking days\b"), "business days"),
     (re.compile(r"\bpass(?:ed|ing)? (?:it |this |that )?(?:along|on)\b"), "post"),
     # money given back is a refund: "return the funds", "has been returned to your card"
     (re.compile(r"\breturn(?:ed|ing|s)? (?:the |your )?(?:funds|money|full amount)\b"), "refund"),
+    # ... and so is a charge given back: "we're returning the extra one to your card"
+    (
+        re.compile(r"\breturn(?:ed|ing|s)? (?=(?:the |your |that )?(?:extra|duplicate|second|double|repeat\w*|\$))"),
+        "refund ",
+    ),
+    (re.compile(r"\breturn(?:ed|ing|s)? (?=(?:the |your |that )?(?:difference|overcharge|overpaid)\b)"), "credit "),
     (re.compile(r"\b(?:has|have) been returned\b|\bwas returned\b"), "refunded"),
     # "sending the full amount back to your card", "putting the $600.00 back on the card you used"
     # (and money sent back is refunded or credited: "sending the duplicate payment back")
@@ -320,6 +332,20 @@ def _distinct_steps() -> tuple[tuple[frozenset[str], str], ...]:
 
 
 _STEPS = _distinct_steps()
+# Steps a team carries out ("Have the security team reset two-factor authentication"): what the
+# hand-over does, not a first step the customer can take while it comes.
+_TEAM_WORDS = frozenset(content_stems("team"))
+_FIRST_STEPS = tuple((step, owner) for step, owner in _STEPS if not step & _TEAM_WORDS)
+
+
+def first_steps_said(text: str) -> frozenset[str]:
+    """The issues whose safe first steps the text says (an issue to escalate may get them before
+    the hand-over): a solution phrase of theirs, or a step of their article other than one a team
+    carries out, read without the text's announcements ("I'm passing that to our security team next")."""
+    said = without_announcements(text)
+    words = set(content_stems(said))
+    stepped = (owner for step, owner in _FIRST_STEPS if len(step & words) >= max(2, STEP_COVERAGE * len(step)))
+    return frozenset(PHRASE_OWNER[p] for p in phrases_said(said)) | frozenset(stepped)
 
 
 def steps_said(text: str) -> frozenset[str]:

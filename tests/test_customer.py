@@ -1149,3 +1149,50 @@ def test_a_customer_who_searched_the_help_pages_says_so_of_an_article():
     step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
     step(scenario, state, Action(kind="suggest_knowledge_base", article_id=scenario.issue.article_id))
     assert re.fullmatch(_pattern("article_again"), _reply_now(state)), _reply_now(state)
+
+
+# ---- findings of the thirtieth blind audit ----
+
+
+def test_a_hand_over_to_the_team_that_resets_two_factor_is_no_first_step():
+    """ "I will pass that to our security team, who handle two-factor resets." was credited as the
+    issue's first steps: its words are those of the step the team carries out, the hand-over."""
+    from supportenv.solutions import first_steps_said
+
+    assert "two_factor_lost" not in first_steps_said(
+        "About the code going to your old number: I will pass that to our security team, who handle two-factor resets."
+    )
+    assert "two_factor_lost" in first_steps_said("Meanwhile, try the backup recovery codes you saved at setup.")
+    seed = seed_where(
+        lambda s: (
+            len(s.intents) == 2
+            and len(s.expected.solvable) == 1
+            and s.expected.escalate_intents == ("two_factor_lost",)
+        )
+    )
+    scenario, state = new_episode(HARD, "train", seed)
+    article = _ready_to_answer(scenario, state)
+    text = solution_message(scenario, state, list(scenario.expected.solvable)) + (
+        " About your login codes: I will pass that to our security team, who handle two-factor resets."
+    )
+    result = step(scenario, state, respond(text, article))
+    assert "respond_interim" not in dict(result.breakdown), result.breakdown
+    assert re.fullmatch(_pattern("partly_solved_handover", "partly_solved_handover_photos"), _reply_now(state))
+
+
+def test_a_check_in_sent_as_an_answer_is_answered_not_charged():
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    while (action := expert.expert_action(scenario, state, HARD)).kind != "mark_resolved":
+        step(scenario, state, action)
+    result = step(scenario, state, respond("Is there anything else I can help you with today?"))
+    assert "respond_irrelevant" not in dict(result.breakdown), result.breakdown
+    assert re.fullmatch(_pattern("check_in_done"), _reply_now(state)), _reply_now(state)
+
+
+def test_a_question_for_someone_else_to_act_gets_no_yes():
+    """ "Could your workspace admin confirm your permissions?" got "Yes, that's right."."""
+    from supportenv.episode import _yes_to
+
+    assert _yes_to("Could your workspace admin confirm your permissions?") == ""
+    assert _yes_to("Is that the right address?") == "Yes, that's right."

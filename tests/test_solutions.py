@@ -86,6 +86,14 @@ PARAPHRASES = [
     ("I'm putting the $600.00 back on the card you paid with.", "refund_request"),
     ("I'm sending the difference back to your original payment method.", "wrong_amount"),
     ("I'm sending the duplicate payment back to the card you used.", "double_charge"),
+    # A parcel's destination switched, a charge returned (blind audit round 30).
+    (
+        "Done - once I'd confirmed it's your account, I switched the destination on ORD-387004 to 107 Park Avenue, "
+        "Porto. If it has already been dispatched, we'll get the delivery company to divert it to you there.",
+        "address_change",
+    ),
+    ("We're returning the extra one to the card you paid with, within 3-5 business days.", "double_charge"),
+    ("I am returning the difference to your original payment method.", "wrong_amount"),
     # The charge taken twice, however it is named (blind audit round 17).
     ("I've reversed the extra payment back onto the card you paid with.", "double_charge"),
     ("I have refunded the second payment, so you only pay once.", "double_charge"),
