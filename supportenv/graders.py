@@ -22,7 +22,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-4"
+GRADER_VERSION = "graders-5"
 
 
 @dataclass(frozen=True)
