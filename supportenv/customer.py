@@ -15,6 +15,7 @@ from hashlib import blake2b as _blake2b
 
 from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS
+from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.world import Scenario
 
@@ -67,6 +68,7 @@ def _names_the_fact(name: str, lower: str, match: re.Match[str]) -> bool:
     return not (match.group(0) in _MEDIUM_WORDS and is_message)
 
 
+@cached_for_short_texts
 def fields_in_question(question: str) -> tuple[str, ...]:
     """The facts a free-text question asks for, by the words people use for them. A "new" one
     ("which new email address would you like?") is not the fact on record (only new_address is

@@ -18,6 +18,7 @@ from supportenv import customer
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
 from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
 from supportenv.errors import EpisodeFinishedError
+from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
 from supportenv.solutions import announcements, first_steps_said, without_fact_questions
@@ -474,6 +475,7 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
 _CHECK_IN_WORDS = 20
 
 
+@cached_for_short_texts
 def _is_a_check_in(text: str) -> bool:
     return len(text.split()) <= _CHECK_IN_WORDS and bool(_CHECK_IN_RE.search(text))
 
@@ -605,16 +607,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # answer gave for it, or waits for the hand-over it announces.
         only_handovers = not set(waiting) & set(left)
         started = only_handovers and set(waiting) <= set(first_steps)
-        announced = only_handovers and not started and _HANDOVER_RE.search(action.text)
+        announced = only_handovers and not started and _announces_a_hand_over(action.text)
         # ... and an answer that says it comes to what is left next is let go on.
         # (as does one that asks for facts the rest needs: "could you send the order number?")
         asks_on = action.fields or customer.fields_in_question(_last_question(action.text) or "")
-        coming = not (started or announced) and (
-            bool(asks_on)
-            or _COMING_NEXT_RE.search(action.text)
-            or _TURNS_TO_LAST_RE.search(action.text)
-            or announcements(action.text)
-        )
+        coming = not (started or announced) and (bool(asks_on) or _says_it_comes_to_the_rest(action.text))
         # ... and what is left only had an article sent: the customer says it did not tell them what to do.
         only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
         kind = (
@@ -637,9 +634,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
     else:
         mood = _mood_after(state, turn)
-        reply = customer.solved(
-            scenario, state.step, newly, mood, photos, bool(_DONE_FOR_THEM_RE.search(action.text)), _said(state)
-        )
+        reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))
     # An answer that offers something (wherever the offer stands: a question for facts may
     # follow it) or asks for a confirmation gets its yes first.
     yes = customer.YES_TO_OFFER if _makes_an_offer(action.text) else _yes_to(_last_question(action.text))
@@ -667,6 +662,24 @@ _TURNS_TO_LAST_RE = re.compile(
     r"(?:sort out|deal with|handle|take care of|see to|look at|look into|turn to|get to)\b[^.!?]*[.!?]?\s*$",
     re.IGNORECASE,
 )
+
+
+@cached_for_short_texts
+def _says_it_comes_to_the_rest(text: str) -> bool:
+    """Whether an answer says it turns to what is left next ("I'll come to your refund next")."""
+    return bool(_COMING_NEXT_RE.search(text) or _TURNS_TO_LAST_RE.search(text) or announcements(text))
+
+
+@cached_for_short_texts
+def _announces_a_hand_over(text: str) -> bool:
+    return bool(_HANDOVER_RE.search(text))
+
+
+@cached_for_short_texts
+def _says_it_was_done(text: str) -> bool:
+    return bool(_DONE_FOR_THEM_RE.search(text))
+
+
 # Words that tell the customer a colleague or specialist team will take something over.
 _HANDOVER_RE = re.compile(
     r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed|s)?\b.{0,30}\bover|pass(?:ing|ed|es)?\b.{0,40}\b(?:on|to)|"
@@ -703,6 +716,7 @@ _DONE_FOR_THEM_RE = re.compile(
 )
 
 
+@cached_for_short_texts
 def _asks_for_photos(text: str) -> bool:
     """Whether an answer asks the customer for photos of the item, its damage or its packaging:
     its reply then says it will send them."""
@@ -755,6 +769,7 @@ _STATED_OFFER_RE = re.compile(
 )
 
 
+@cached_for_short_texts
 def _makes_an_offer(text: str) -> bool:
     """Whether a sentence of the answer offers the customer something ("Would you like me to ...?",
     "I can sign you up for updates if that helps.")."""
@@ -762,6 +777,7 @@ def _makes_an_offer(text: str) -> bool:
     return any(_STATED_OFFER_RE.search(s) or (s.endswith("?") and _OFFER_RE.search(s)) for s in sentences)
 
 
+@cached_for_short_texts
 def _last_question(text: str) -> str:
     """The answer's last sentence that asks something (a question, or an offer put as a
     statement: "If you'd like, I can ..."), or "" (sentences end at a stop and a space, so an
@@ -790,6 +806,7 @@ _SOMEONE_ELSE_RE = re.compile(
 )
 
 
+@cached_for_short_texts
 def _yes_to(question: str) -> str:
     """What the customer says first to the question an answer ends with: a yes to an offer, a
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a
@@ -844,7 +861,7 @@ def _respond_without_solving(
             if left:  # the customer still waits for an answer to the rest, and says so
                 return _react("interim_open", scenario, state, remaining=customer.issue_words(left))
             return _react(customer.in_mood("interim", _mood_after(state, turn)), scenario, state)
-    if not state.escalated and exp.escalate_intents and not stuffed and _HANDOVER_RE.search(action.text):
+    if not state.escalated and exp.escalate_intents and not stuffed and _announces_a_hand_over(action.text):
         # Telling the customer the case goes to a specialist gives no first steps and hands
         # nothing over: escalate_to_human does that, and its reason is what the customer hears.
         turn.add("respond_handover")

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 
 from supportenv.catalog import ARTICLES_BY_ID, FACT_SYNONYMS, ISSUE_TYPES
+from supportenv.memo import cached_for_short_texts
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that carry no meaning of a solution; dropping them lets phrasing vary around the fix.
@@ -338,6 +339,7 @@ _TEAM_WORDS = frozenset(content_stems("team"))
 _FIRST_STEPS = tuple((step, owner) for step, owner in _STEPS if not step & _TEAM_WORDS)
 
 
+@cached_for_short_texts
 def first_steps_said(text: str) -> frozenset[str]:
     """The issues whose safe first steps the text says (an issue to escalate may get them before
     the hand-over): a solution phrase of theirs, or a step of their article other than one a team

@@ -17,11 +17,11 @@ more of them, or repeating one phrase over and over, is stuffing and earns nothi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache, wraps
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
+from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.solutions import (
     PHRASE_OWNER,
@@ -512,23 +512,6 @@ def _tone(text: str) -> tuple[bool, bool]:
     return rude, not rude and POLITE_RULES.found(tone, words)
 
 
-R = TypeVar("R")
-# Longer texts are judged afresh each time, so that the caches' memory stays small.
-MAX_CACHED_TEXT_CHARS = 1000
-
-
-def _cached_for_short_texts(judging: Callable[..., R]) -> Callable[..., R]:
-    """`judging(text, ...)`, cached (agents send the same texts over and over) unless the text is long."""
-    cached = lru_cache(maxsize=4096)(judging)
-
-    @wraps(judging)
-    def judge_text(text: str, *args: object) -> R:
-        return judging(text, *args) if len(text) > MAX_CACHED_TEXT_CHARS else cached(text, *args)
-
-    judge_text.cache = cached  # type: ignore[attr-defined]
-    return judge_text
-
-
 class _Analysis(NamedTuple):
     lower: str
     rude: bool
@@ -538,7 +521,7 @@ class _Analysis(NamedTuple):
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
-@_cached_for_short_texts
+@cached_for_short_texts
 def _analyse(text: str) -> _Analysis:
     """Everything about a text that does not depend on the ticket."""
     lower = text.lower()
@@ -579,7 +562,7 @@ class Verdict(NamedTuple):
     stuffed: bool
 
 
-@_cached_for_short_texts
+@cached_for_short_texts
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
     Scenario.intent_keys)."""

@@ -169,7 +169,7 @@ def test_request_caches_keep_only_small_keys():
     """The service's caches of checked requests hold what they check, not a client's bytes:
     a reset's unknown fields or episode id, or a long answer's text, are never kept."""
     from env_service import servicer
-    from supportenv import text
+    from supportenv import memo, text
     from supportenv.v1 import codec
 
     servicer._checked_split.cache_clear()
@@ -182,7 +182,7 @@ def test_request_caches_keep_only_small_keys():
     assert servicer._checked_split.cache_info().currsize == 1
     text.verdict.cache.cache_clear()
     long_answer = "Please reset your password from the login page. " * 40
-    assert len(long_answer) > text.MAX_CACHED_TEXT_CHARS
+    assert len(long_answer) > memo.MAX_CACHED_TEXT_CHARS
     assert text.verdict(long_answer, (("password_reset", "KB-ACC-01"),), "") == text.verdict(
         long_answer, (("password_reset", "KB-ACC-01"),), ""
     )
