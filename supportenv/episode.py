@@ -582,13 +582,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     # Escalations not yet begun, and the safe first steps of one this answer gives besides:
     # credited as when given on their own (the same words earn the same in one message or two).
     escalations = [] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers]
-    first_steps = [
-        i
-        for i in escalations
-        if i in judged.solves
-        and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
-        and i in first_steps_said(action.text)
-    ]
+    first_steps = [] if state.escalated else first_steps_given(scenario, state, action.text, judged.solves)
     if first_steps:
         state.interim_answers.extend(first_steps)
         turn.add("respond_interim")
@@ -769,11 +763,16 @@ _STATED_OFFER_RE = re.compile(
 )
 
 
+# Where an answer's sentences end, for its offers and questions: at a stop and a space, so that
+# an email address or a price does not cut one.
+_ANSWER_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+
+
 @cached_for_short_texts
 def _makes_an_offer(text: str) -> bool:
     """Whether a sentence of the answer offers the customer something ("Would you like me to ...?",
     "I can sign you up for updates if that helps.")."""
-    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    sentences = _ANSWER_SENTENCE_END_RE.split(text.strip())
     return any(_STATED_OFFER_RE.search(s) or (s.endswith("?") and _OFFER_RE.search(s)) for s in sentences)
 
 
@@ -782,7 +781,7 @@ def _last_question(text: str) -> str:
     """The answer's last sentence that asks something (a question, or an offer put as a
     statement: "If you'd like, I can ..."), or "" (sentences end at a stop and a space, so an
     email address or a price does not cut one)."""
-    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    sentences = _ANSWER_SENTENCE_END_RE.split(text.strip())
     questions = [s for s in sentences if s.endswith("?") or _STATED_OFFER_RE.search(s)]
     return questions[-1] if questions else ""
 
@@ -827,6 +826,21 @@ _STUFFED_NOTE = "stuffed with other issues' fixes: it solves nothing"
 _BARE_CITATION_WORDS = 15
 
 
+def first_steps_given(scenario: Scenario, state: EpisodeState, text: str, solves: tuple[str, ...]) -> list[str]:
+    """The issues policy says to escalate whose safe first steps `text` (which `solves` them)
+    gives, not given before: their own steps, not the words of their hand-over, and never a
+    refund over the cap (promising it is no first step). The episode credits them, and the
+    expert's judgement of a step agrees."""
+    return [
+        i
+        for i in solves
+        if i in scenario.expected.escalate_intents
+        and i not in state.interim_answers
+        and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
+        and i in first_steps_said(text)
+    ]
+
+
 def _respond_without_solving(
     scenario: Scenario,
     state: EpisodeState,
@@ -848,7 +862,7 @@ def _respond_without_solving(
             turn.add("respond_needs_escalation")
             turn.notes.append("policy requires this refund to be escalated: it is above the tier's cap")
             return _react(tone or "needs_approval", scenario, state)
-        fresh = [i for i in escalating if i not in state.interim_answers]
+        fresh = first_steps_given(scenario, state, action.text, solves)
         if fresh:
             # Safe first steps while the case goes to a specialist: credited, and still to escalate.
             state.interim_answers.extend(fresh)

@@ -10,7 +10,15 @@ from supportenv import customer
 from supportenv.actions import Action
 from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
 from supportenv.customer import spoken_list
-from supportenv.episode import EpisodeState, fact_label, missing_facts, offered_article_fits, open_issues, unsolved
+from supportenv.episode import (
+    EpisodeState,
+    fact_label,
+    first_steps_given,
+    missing_facts,
+    offered_article_fits,
+    open_issues,
+    unsolved,
+)
 from supportenv.text import is_rude, verdict
 from supportenv.world import Scenario
 
@@ -89,23 +97,16 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:
             return False
-        if _just_accepted(state):
-            return True  # carrying out what the customer just accepted
+        if _just_accepted(state) or _just_asked_for_another_number(state):
+            return True  # carrying out what the customer just accepted or asked for
         # An issue may be answered once its own facts are in, even while another's are missing.
         ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
         if ready:
             return True
         if missing_facts(scenario, state):
             return False
-        # The safe first steps of an issue to escalate are credited too (not for over-cap refunds).
-        interim = [
-            i
-            for i in judged.solves
-            if i in exp.escalate_intents
-            and i not in state.interim_answers
-            and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
-        ]
-        return bool(interim)
+        # The safe first steps of an issue to escalate are credited too, as the episode credits them.
+        return bool(first_steps_given(scenario, state, action.text, judged.solves))
     if missing_facts(scenario, state):
         return _asks_missing(scenario, state, action)
     if kind == "suggest_knowledge_base":
@@ -127,8 +128,12 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
 
 def _just_accepted(state: EpisodeState) -> bool:
     """The customer's last reply said yes to an offer in the agent's last answer."""
-    last = state.history[-1]
-    return last[0] == "customer" and (customer.accepted_offer(last[1]) or customer.asked_for_another_number(last[1]))
+    return state.history[-1][0] == "customer" and customer.accepted_offer(state.history[-1][1])
+
+
+def _just_asked_for_another_number(state: EpisodeState) -> bool:
+    """The customer's last reply asked to be called on another number (noting it is a courtesy)."""
+    return state.history[-1][0] == "customer" and customer.asked_for_another_number(state.history[-1][1])
 
 
 def _asks_missing(scenario: Scenario, state: EpisodeState, action: Action) -> bool:

@@ -337,16 +337,17 @@ def test_first_steps_for_one_issue_leave_the_other_asked_about():
     assert issue_words(list(scenario.expected.solvable)) in reply, reply
 
 
+def _one_answer_and_escalation(issue_id: str) -> int:
+    """A seed whose ticket has two issues: one the agent answers, and `issue_id`, to escalate."""
+    return seed_where(
+        lambda s: len(s.intents) == 2 and len(s.expected.solvable) == 1 and s.expected.escalate_intents == (issue_id,)
+    )
+
+
 def test_an_answer_with_first_steps_for_the_issue_to_escalate_is_waited_on():
     """From audit round 21: an answer to a late parcel that also asked "do you still have your
     backup codes?" got "...but what about my login code?"; the customer waits for the hand-over."""
-    seed = seed_where(
-        lambda s: (
-            len(s.intents) == 2
-            and len(s.expected.solvable) == 1
-            and s.expected.escalate_intents == ("two_factor_lost",)
-        )
-    )
+    seed = _one_answer_and_escalation("two_factor_lost")
     scenario, state = new_episode(HARD, "train", seed)
     article = _ready_to_answer(scenario, state)
     solvable = list(scenario.expected.solvable)
@@ -360,13 +361,7 @@ def test_first_steps_in_an_answer_to_another_issue_are_credited_and_taken_up():
     """From audit round 25: the safe first steps of a takeover in the answer to the other issue
     earned nothing (the same words on their own earned respond_interim), and the customer said
     it would wait for the team as if it had been given nothing to do."""
-    seed = seed_where(
-        lambda s: (
-            len(s.intents) == 2
-            and len(s.expected.solvable) == 1
-            and s.expected.escalate_intents == ("account_takeover",)
-        )
-    )
+    seed = _one_answer_and_escalation("account_takeover")
     scenario, state = new_episode(HARD, "train", seed)
     article = _ready_to_answer(scenario, state)
     steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps[:2])
@@ -1163,13 +1158,7 @@ def test_a_hand_over_to_the_team_that_resets_two_factor_is_no_first_step():
         "About the code going to your old number: I will pass that to our security team, who handle two-factor resets."
     )
     assert "two_factor_lost" in first_steps_said("Meanwhile, try the backup recovery codes you saved at setup.")
-    seed = seed_where(
-        lambda s: (
-            len(s.intents) == 2
-            and len(s.expected.solvable) == 1
-            and s.expected.escalate_intents == ("two_factor_lost",)
-        )
-    )
+    seed = _one_answer_and_escalation("two_factor_lost")
     scenario, state = new_episode(HARD, "train", seed)
     article = _ready_to_answer(scenario, state)
     text = solution_message(scenario, state, list(scenario.expected.solvable)) + (
@@ -1178,6 +1167,12 @@ def test_a_hand_over_to_the_team_that_resets_two_factor_is_no_first_step():
     result = step(scenario, state, respond(text, article))
     assert "respond_interim" not in dict(result.breakdown), result.breakdown
     assert re.fullmatch(_pattern("partly_solved_handover", "partly_solved_handover_photos"), _reply_now(state))
+    # ... and the expert's judgement of the step agrees with its reward: the hand-over alone is no step
+    scenario, state = new_episode(HARD, "train", seed)
+    _ready_to_answer(scenario, state)
+    handover = respond("I will pass that to our security team, who handle two-factor resets.", "KB-SEC-02")
+    assert not expert.is_acceptable(scenario, state, HARD, handover)
+    assert "respond_interim" not in dict(step(scenario, state, handover).breakdown)
 
 
 def test_a_check_in_sent_as_an_answer_is_answered_not_charged():
