@@ -299,14 +299,27 @@ class ConstantTriagePolicy(_Base):
     name = "constant_triage"
     ISSUE = ISSUE_TYPES[0]
 
+    def priority(self, obs: Observation) -> str:
+        return self.ISSUE.severity
+
     def choose(self, obs: Observation) -> Action:
         issue = self.ISSUE
         script = [
-            Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id),
+            Action("classify_issue", category=issue.category, priority=self.priority(obs), issue_type=issue.issue_id),
             Action("ask_for_more_info", fields=issue.required_facts, text="Could you share these details, please?"),
             _answer_with(issue.article_id),
         ]
         return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
+class ConstantTriageTieredPolicy(ConstantTriagePolicy):
+    """The same fixed script, its priority raised for enterprise customers as the policy says:
+    it reads the customer's tier, never its words."""
+
+    name = "constant_triage_tiered"
+
+    def priority(self, obs: Observation) -> str:
+        return raise_priority(self.ISSUE.severity) if obs.customer_tier == "enterprise" else self.ISSUE.severity
 
 
 def _answer_with(article_id: str) -> Action:
@@ -385,6 +398,7 @@ POLICIES: dict[str, type[Policy]] = {
         ClassifyOnlyPolicy,
         KeywordStufferPolicy,
         ConstantTriagePolicy,
+        ConstantTriageTieredPolicy,
         TopKnowledgeBasePolicy,
         AskEverythingPolicy,
         TopKnowledgeBaseEscalatePolicy,
@@ -401,6 +415,7 @@ EXPLOITS = (
     "classify_only",
     "keyword_stuffer",
     "constant_triage",
+    "constant_triage_tiered",
     "top_kb",
     "ask_everything",
     "top_kb_escalate",

@@ -22,7 +22,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-5"
+GRADER_VERSION = "graders-6"
 
 
 @dataclass(frozen=True)
@@ -108,13 +108,17 @@ GATE_RULES = {
     "rules": "no policy rule broken and no rude language",
     "closed": "the ticket closed with mark_resolved",
 }
-_TRIAGE_GATES = ("triage", "closed")  # issue_classification: only the triage is graded
+# issue_classification: only the triage is graded, and as the task asks for the priority too,
+# its triage gate checks that as well.
+TRIAGE_TASK_GATE_RULES = {
+    "triage": "the ticket classified with the right category, issue type and priority",
+    "closed": GATE_RULES["closed"],
+}
 
 
 def gate_rules(task_id: str) -> dict[str, str]:
     """The gates a grade of `task_id` checks, by name, with what each needs."""
-    names = _TRIAGE_GATES if task_id == "issue_classification" else tuple(GATE_RULES)
-    return {name: GATE_RULES[name] for name in names}
+    return dict(TRIAGE_TASK_GATE_RULES if task_id == "issue_classification" else GATE_RULES)
 
 
 def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
@@ -125,6 +129,8 @@ def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
         failed.append("triage: " + ("the ticket was never classified" if not state.category else "wrong category"))
     elif state.issue_type != exp.issue_type:
         failed.append("triage: " + ("no issue type given" if not state.issue_type else "wrong issue type"))
+    elif state.task_id == "issue_classification" and state.priority != exp.priority:
+        failed.append("triage: " + ("no priority given" if not state.priority else "wrong priority"))
     if state.task_id != "issue_classification":
         # An answer is applied only once its facts are in (an early one is refused and charged
         # by information gathering), so what this gate checks is that none is still missing.

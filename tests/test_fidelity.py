@@ -326,6 +326,22 @@ def test_the_triage_gate_needs_the_issue_type_in_every_task():
     assert "triage: wrong issue type" in grade_state(scenario, state).failed_gates
 
 
+def test_the_triage_task_passes_only_with_the_priority_it_asks_for():
+    """The triage task asks for category, issue type and priority: a triage right in the first
+    two but with a wrong priority scored 0.80 and passed, so a constant guess passed one ticket
+    in every issue type's share. Its triage gate now needs the priority, and says so."""
+    task = "issue_classification"
+    scenario, _ = new_episode(task, "train", 3)
+    exp = scenario.expected
+    wrong = next(p for p in ("low", "medium", "high", "urgent") if p != exp.priority)
+    for priority, passed in ((exp.priority, True), (wrong, False)):
+        _, state, _ = play(task, 3, [classify(exp.category, priority, exp.issue_type), resolve()])
+        grade = grade_state(scenario, state)
+        assert grade.passed is passed
+        assert ("triage: wrong priority" in grade.failed_gates) is not passed
+    assert "right category, issue type and priority" in render_prompt(observe(*new_episode(task, "train", 3)))[0]["content"]
+
+
 def test_a_right_answer_in_its_own_words_is_not_stuffing():
     """From the audit: a full answer on a refund's status that also says "issue a refund" and
     "looked up" (other articles' words) solves the ticket and is not marked stuffed."""
