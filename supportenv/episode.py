@@ -438,7 +438,7 @@ def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -
 
 def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """The fields an ask names (or its question does), and the customer's answer with them."""
-    if not action.fields and _CHECK_IN_RE.search(action.text) and not customer.fields_in_question(action.text):
+    if is_check_in(action):
         # "Is there anything else I can help you with?" is a courtesy, not a question for facts:
         # the customer says what is still open, if anything (the step still counts in efficiency).
         turn.notes.append("a check-in: it asks for no fact")
@@ -478,6 +478,15 @@ _CHECK_IN_WORDS = 20
 @cached_for_short_texts
 def _is_a_check_in(text: str) -> bool:
     return len(text.split()) <= _CHECK_IN_WORDS and bool(_CHECK_IN_RE.search(text))
+
+
+def is_check_in(action: Action) -> bool:
+    """Whether the action only checks in ("Is there anything else I can help with?"): a question
+    naming no fact, or a short answer that is nothing but such a question (one that also says a
+    solution is read as that answer, not as a check-in)."""
+    if action.kind == "ask_for_more_info":
+        return not action.fields and bool(_CHECK_IN_RE.search(action.text)) and not customer.fields_in_question(action.text)
+    return action.kind == "respond_with_solution" and _is_a_check_in(action.text)
 
 
 def _check_in_reply(scenario: Scenario, state: EpisodeState) -> str:

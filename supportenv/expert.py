@@ -14,6 +14,7 @@ from supportenv.episode import (
     EpisodeState,
     fact_label,
     first_steps_given,
+    is_check_in,
     missing_facts,
     offered_article_fits,
     open_issues,
@@ -93,6 +94,10 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         # escalation or article is as good before it as after (and its step reward says so).
     elif task_id == "issue_classification":
         return kind == "mark_resolved"
+    if is_check_in(action) and not verdict(action.text, scenario.intent_keys, "").solves:
+        # A courtesy the customer answers (with what is still open): the efficiency component
+        # counts its step, so it is no wrong choice too; once, not one after another.
+        return not missing_facts(scenario, state) and not (state.actions and is_check_in(state.actions[-1]))
     if kind == "respond_with_solution":
         judged = verdict(action.text, scenario.intent_keys, action.article_id)
         if judged.rude or judged.wrong_solutions:

@@ -10,7 +10,7 @@ from supportenv import content, customer, expert
 from supportenv.actions import Action, ask, assign, callback, classify, escalate, resolve, respond
 from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, ISSUE_TYPES, ISSUE_TYPES_BY_ID, REQUESTABLE_FIELDS
 from supportenv.customer import issue_words
-from supportenv.episode import observe, sentiment_label, step, unsolved
+from supportenv.episode import missing_facts, observe, sentiment_label, step, unsolved
 from supportenv.expert import solution_message
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
@@ -1191,3 +1191,20 @@ def test_a_question_for_someone_else_to_act_gets_no_yes():
 
     assert _yes_to("Could your workspace admin confirm your permissions?") == ""
     assert _yes_to("Is that the right address?") == "Yes, that's right."
+
+
+def test_a_check_in_is_no_wrong_choice_once_but_not_twice_running():
+    """From audit round 31: a check-in before closing, answered and not charged, still counted as
+    a step no expert takes in action selection's step quality (its step is counted by efficiency
+    already). Once is a courtesy; a second straight after is not, nor one in place of a question
+    the case still needs."""
+    task = "action_selection"
+    for check_in in (ask(question="Is there anything else I can help you with today?"), respond("Anything else?")):
+        scenario, state = new_episode(task, "train", seed_where(lambda s: True, task))
+        if missing_facts(scenario, state):
+            assert not expert.is_acceptable(scenario, state, task, check_in)
+        while (action := expert.expert_action(scenario, state, task)).kind != "mark_resolved":
+            step(scenario, state, action)
+        assert expert.is_acceptable(scenario, state, task, check_in)
+        step(scenario, state, check_in)
+        assert not expert.is_acceptable(scenario, state, task, check_in)
