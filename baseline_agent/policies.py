@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol
 
 from baseline_agent.llm_policy import LLMPolicy
 from supportenv import expert
-from supportenv.actions import ACTION_KINDS, Action
+from supportenv.actions import ACTION_KINDS, MAX_TEXT_CHARS, Action
 from supportenv.catalog import (
     ARTICLE_NEEDS,
     ARTICLES,
@@ -118,8 +118,9 @@ _CATEGORY_OF = {i.issue_id: i.category for i in ISSUE_TYPES}
 _ISSUE_OF_ARTICLE = {i.article_id: i.issue_id for i in ISSUE_TYPES}
 _ARTICLE_OF_ISSUE = {i.issue_id: i.article_id for i in ISSUE_TYPES}
 _SEVERITY_OF = {i.issue_id: i.severity for i in ISSUE_TYPES}
-_SECURITY = ("account_takeover", "two_factor_lost", "data_deletion")
-_OUTAGES = ("error_403", "service_outage", "integration_failure")
+# What the stated policy says to escalate: always, or for enterprise customers.
+_SECURITY = tuple(i.issue_id for i in ISSUE_TYPES if i.escalation == "always")
+_OUTAGES = tuple(i.issue_id for i in ISSUE_TYPES if i.escalation == "enterprise")
 
 
 class RulePolicy(_Base):
@@ -283,9 +284,23 @@ class ClassifyOnlyPolicy(_Base):
         return Action("mark_resolved", text="Classified.")
 
 
+def _phrases_that_fit(phrases: list[str]) -> str:
+    """The phrases joined by "; ", as many from the first as an answer's text may hold."""
+    room = MAX_TEXT_CHARS - len("Thank you! We will .")
+    kept: list[str] = []
+    for phrase in phrases:
+        if len("; ".join([*kept, phrase])) > room:
+            break
+        kept.append(phrase)
+    return "; ".join(kept)
+
+
 class KeywordStufferPolicy(_Base):
     name = "keyword_stuffer"
-    ALL_PHRASES: ClassVar[str] = "; ".join(p for issue in ISSUE_TYPES for p in issue.solution_phrases)
+    # Every issue's solution phrases, first ones first, as many as one answer may hold.
+    ALL_PHRASES: ClassVar[str] = _phrases_that_fit(
+        [p for rank in range(10) for issue in ISSUE_TYPES for p in issue.solution_phrases[rank : rank + 1]]
+    )
 
     def choose(self, obs: Observation) -> Action:
         if self.turn == 1:
