@@ -339,7 +339,10 @@ def test_the_triage_task_passes_only_with_the_priority_it_asks_for():
         grade = grade_state(scenario, state)
         assert grade.passed is passed
         assert ("triage: wrong priority" in grade.failed_gates) is not passed
-    assert "right category, issue type and priority" in render_prompt(observe(*new_episode(task, "train", 3)))[0]["content"]
+    assert (
+        "right category, issue type and priority"
+        in render_prompt(observe(*new_episode(task, "train", 3)))[0]["content"]
+    )
 
 
 def test_a_right_answer_in_its_own_words_is_not_stuffing():

@@ -19,7 +19,7 @@ from supportenv.world import generate
 
 
 def find_seed(task_id: str, predicate, split: str = "train") -> int:
-    for seed in range(2000):
+    for seed in range(20_000):
         if predicate(generate(task_id, split, seed)):
             return seed
     raise AssertionError("no seed matches")
