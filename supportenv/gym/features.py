@@ -39,21 +39,21 @@ solution phrases) and the policy text stated in the observation. Blocks, in orde
 - ``words`` (n_buckets, default 512): hashed bag of unigrams and bigrams of all customer turns
   (lower-cased; tokens with digits become ``<num>``; bucket = zlib.crc32 of the token), binary,
   scaled to unit length.
-- ``kb`` (33): each article's score in the encoder's own keyword search of the public knowledge
+- ``kb`` (one per article): each article's score in the encoder's own keyword search of the public knowledge
   base over the customer's opening message (0 when not matched; the observation's suggestions
-  come only once the ticket is classified); ``kb_first`` (33) and ``kb_rest`` (33): the same search
+  come only once the ticket is classified); ``kb_first`` and ``kb_rest`` (one per article each): the same search
   over the part of the opening message that raises its first issue, and the best score over the
   parts after it (`text.message_parts` cuts it where the customer turns to another issue);
-  ``kb_latest`` (33): the same search over the latest
+  ``kb_latest`` (one per article): the same search over the latest
   customer message, when it is not the opening one (a reply naming what is still wrong, say).
 - ``tier`` (3), ``sentiment`` (1, the score in [-1, 1]), ``sentiment_label`` (4).
 - ``progress`` (3): step / max_steps, no step taken yet, only one step left.
-- ``classified`` (1), ``category`` (6), ``issue_type`` (25): the agent's triage so far.
+- ``classified`` (1), ``category`` (6), ``issue_type`` (one per issue type): the agent's triage so far.
 - ``revealed`` (11): which facts the customer has given.
 - ``checklist_missing`` (11): facts the catalog says the classified issue type needs that are not
   revealed yet; ``checklist_done`` (1): classified, and none of them is missing.
 - ``escalated`` (1), ``department`` (6), ``routed_to_issue_department`` (1), ``callback`` (1).
-- ``answered_issue`` (25): issue types whose solution an agent turn in the history named;
+- ``answered_issue`` (one per issue type): issue types whose solution an agent turn in the history named;
   ``answer`` (3): an answer was given, the customer said everything is solved, the customer said
   part is solved; ``answer_rejected`` (1): the latest customer turn says the answer did not help.
 - ``over_refund_cap`` (1): a revealed amount exceeds the tier's refund cap stated in the policy text.
