@@ -285,8 +285,9 @@ PHRASE_OWNER = {phrase: owner for _, phrase, owner in _PHRASES}
 STEP_COVERAGE = 0.6
 # Steps too alike across articles ("verify the account holder's identity") say no one issue's fix.
 _GENERIC_STEP_SIMILARITY = 0.5
-# A word in the steps of this many issues' articles is common, not a key word of any step.
-_COMMON_IN_ISSUES = 3
+# A word in the steps of this many issues' articles (an eighth of them, 3 of the first 25) is
+# common, not a key word of any step: the more articles, the more words any few share by chance.
+_COMMON_IN_ISSUES = max(3, len(ISSUE_TYPES) // 8)
 
 
 # Words that tell the agent what to do rather than what the customer hears ("Explain that ...").
