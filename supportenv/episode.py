@@ -485,7 +485,11 @@ def is_check_in(action: Action) -> bool:
     naming no fact, or a short answer that is nothing but such a question (one that also says a
     solution is read as that answer, not as a check-in)."""
     if action.kind == "ask_for_more_info":
-        return not action.fields and bool(_CHECK_IN_RE.search(action.text)) and not customer.fields_in_question(action.text)
+        return (
+            not action.fields
+            and bool(_CHECK_IN_RE.search(action.text))
+            and not customer.fields_in_question(action.text)
+        )
     return action.kind == "respond_with_solution" and _is_a_check_in(action.text)
 
 

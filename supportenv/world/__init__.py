@@ -342,6 +342,13 @@ def _devices_for(issue: IssueType, words: str) -> tuple[str, ...]:
     return _DEVICES
 
 
+def _devices_said(issue: IssueType, words: str) -> set[str]:
+    """The devices an issue's words allow, for an issue whose facts include the device."""
+    if "device_model" not in (*issue.required_facts, *issue.extra_facts):
+        return set(_DEVICES)
+    return set(_devices_for(issue, words))
+
+
 def _worded_fact(
     name: str, owners: list[tuple[IssueType, str]], tier: str, policy: PolicyVariant, rng: random.Random
 ) -> str | None:
@@ -469,9 +476,15 @@ def _compose_message(
 ) -> tuple[str, tuple[str, ...]]:
     template_ids, bodies = [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
+    devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
     for issue in intents:
         held_out = split == "test" and rng.random() < P_HELD_OUT_TEMPLATE
-        index = rng.randrange(TRAIN_TEMPLATES, len(issue.templates)) if held_out else rng.randrange(TRAIN_TEMPLATES)
+        candidates = range(TRAIN_TEMPLATES, len(issue.templates)) if held_out else range(TRAIN_TEMPLATES)
+        # No words that need another device than those before them ("my tablet" after a lost
+        # phone's codes): the customer gives one device model for both.
+        fitting = [i for i in candidates if devices & _devices_said(issue, issue.templates[i])] or list(candidates)
+        index = rng.choice(fitting)
+        devices &= _devices_said(issue, issue.templates[index]) or devices
         template_ids.append(f"{issue.issue_id}/{index}")
         bodies.append(issue.templates[index].replace("{product}", rng.choice(content.PRODUCTS)))
     body = bodies[0]
