@@ -73,6 +73,114 @@ class _Base:
 # Hand-written keyword rules per issue type, checked in order; the first match wins.
 _ISSUE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
+        "trial_conversion_charge",
+        ("free trial", "my trial", "the trial", "trial ran out", "trial ended", "introductory"),
+    ),
+    ("plan_change", ("upgrade", "downgrade", "bigger plan", "cheaper plan", "yearly", "next plan", "change my plan")),
+    (
+        "authorization_hold",
+        (
+            "pending charge",
+            "pending transaction",
+            "as pending",
+            "a hold on",
+            "held on my card",
+            "authorisation",
+            "temporary charge",
+        ),
+    ),
+    (
+        "foreign_currency_charge",
+        ("euros", "pounds", "currency", "foreign transaction", "exchange rate", "overseas", "in dollars"),
+    ),
+    (
+        "billing_date_change",
+        ("billing date", "payday", "day of the month", "different day", "renews each", "start of the month", "salary"),
+    ),
+    (
+        "cancelled_order_refund",
+        (
+            "cancelled my order",
+            "order was cancelled",
+            "an order i cancelled",
+            "cancellation went through",
+            "called off my",
+            "withdrew the order",
+        ),
+    ),
+    (
+        "partial_refund_short",
+        ("partial refund", "only refunded", "less than", "short by", "some of it is missing", "lower than"),
+    ),
+    (
+        "refund_closed_card",
+        (
+            "old card",
+            "was closed",
+            "since cancelled",
+            "no longer active",
+            "card is cancelled",
+            "card expired",
+            "refund went to",
+        ),
+    ),
+    ("social_login_broken", ("google", "apple", "gmail", "social login", "sign in with")),
+    (
+        "password_reset_email_missing",
+        ("reset email", "reset link", "forgot password", "reset my password", "new password", "change my password"),
+    ),
+    (
+        "verification_email_missing",
+        (
+            "verification email",
+            "verification message",
+            "activat",
+            "signed up",
+            "verify my email",
+            "new account",
+            "brand-new",
+        ),
+    ),
+    (
+        "duplicate_accounts_merge",
+        (
+            "merge",
+            "two accounts",
+            "second account",
+            "duplicate account",
+            "registered twice",
+            "two logins",
+            "old account into",
+        ),
+    ),
+    (
+        "family_plan_member",
+        ("family plan", "to my plan", "share my subscription", "household", "send an invite", "onto my"),
+    ),
+    ("warranty_question", ("warranty", "guarantee", "covered", "stand behind", "cover that")),
+    ("bulk_order_question", ("bulk", "wholesale", "units", "large order", "dozen", "quantity", "hundred")),
+    (
+        "store_pickup_question",
+        ("physical shop", "pickup point", "nearest store", "collect", "shops in", "locker", "bricks-and-mortar"),
+    ),
+    ("push_notifications_missing", ("notification", "alerts", "buzz", "ping me", "handset", "push")),
+    (
+        "device_sync_failure",
+        ("in sync", "out of sync", "carry over", "catches up", "computer", "on the desktop", "show up in the app"),
+    ),
+    ("file_upload_failure", ("upload", "attach", "attachment", "add a document", "refuses the file")),
+    ("data_export_failure", ("the export", "csv", "exporting", "column titles", "empty sheet")),
+    ("browser_compatibility", ("browser", "safari", "firefox", "in chrome", "in edge")),
+    (
+        "search_no_results",
+        ("search on", "search bar", "search box", "your search", "every search", "no matches", "search results"),
+    ),
+    ("student_discount_question", ("student", "charit", "non-profit", "ngo", "education")),
+    (
+        "phone_support_hours",
+        ("phone number", "phone support", "phone line", "ring you", "on the phone", "telephone", "take calls"),
+    ),
+    (
         "account_takeover",
         ("hacked", "compromised", "recognise", "recognize", "suspicious", "somebody got in", "wasn't me"),
     ),
