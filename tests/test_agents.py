@@ -16,6 +16,8 @@ from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
 EPISODES = "100"
+# Every shipped agent on 100 seeds of each task, through both services: minutes, not seconds.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
