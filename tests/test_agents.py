@@ -60,9 +60,8 @@ def mean(results, policy, task, key="mean_score"):
 def test_exploits_earn_nothing(results, policy):
     for task in TASKS:
         assert mean(results, policy, task) <= 0.15, (policy, task)
-        # A fixed triage is right for about 1 ticket in 49 (one issue type of 49, and the priority
-        # too), no more; on 100 seeds that floor needs some room (the 200-seed scoreboard in the
-        # README shows 2% or less).
+        # A fixed triage is right for about 1 ticket in 25 (one issue type of 25), no more; on 100
+        # seeds that floor needs some room (the 200-seed scoreboard in the README shows 2% or less).
         assert mean(results, policy, task, "pass_rate") <= 0.05, (policy, task)
         assert mean(results, policy, task) < mean(results, "rule", task), (policy, task)
         assert mean(results, policy, task, "mean_reward") < mean(results, "rule", task, "mean_reward"), (policy, task)

@@ -110,11 +110,11 @@ def test_the_public_world_is_pinned():
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 147)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "premium",
-        "verbose",
-        ("file_upload_failure/7", "phone_support_hours/6"),
+        "enterprise",
+        "polite",
+        ("payment_failure/1", "error_403/2", "shipping_policy_question/6"),
     )
-    assert scenario.hidden_facts[:2] == (("error_code", "E5310"), ("device_model", "iPhone 15"))
+    assert scenario.hidden_facts[:2] == (("card_last_four", "9992"), ("amount", "304.30"))
 
 
 def test_world_key_settings(tmp_path):
