@@ -284,6 +284,9 @@ class ClassifyOnlyPolicy(_Base):
         return Action("mark_resolved", text="Classified.")
 
 
+_MOST_PHRASES = max(len(i.solution_phrases) for i in ISSUE_TYPES)
+
+
 def _phrases_that_fit(phrases: list[str]) -> str:
     """The phrases joined by "; ", as many from the first as an answer's text may hold."""
     room = MAX_TEXT_CHARS - len("Thank you! We will .")
@@ -299,7 +302,7 @@ class KeywordStufferPolicy(_Base):
     name = "keyword_stuffer"
     # Every issue's solution phrases, first ones first, as many as one answer may hold.
     ALL_PHRASES: ClassVar[str] = _phrases_that_fit(
-        [p for rank in range(10) for issue in ISSUE_TYPES for p in issue.solution_phrases[rank : rank + 1]]
+        [p for rank in range(_MOST_PHRASES) for issue in ISSUE_TYPES for p in issue.solution_phrases[rank : rank + 1]]
     )
 
     def choose(self, obs: Observation) -> Action:

@@ -484,7 +484,7 @@ def _compose_message(
         # phone's codes): the customer gives one device model for both.
         fitting = [i for i in candidates if devices & _devices_said(issue, issue.templates[i])] or list(candidates)
         index = rng.choice(fitting)
-        devices &= _devices_said(issue, issue.templates[index]) or devices
+        devices &= _devices_said(issue, issue.templates[index])
         template_ids.append(f"{issue.issue_id}/{index}")
         bodies.append(issue.templates[index].replace("{product}", rng.choice(content.PRODUCTS)))
     body = bodies[0]
