@@ -35,11 +35,14 @@ from supportenv.catalog import (
     ISSUE_TYPES_BY_ID,
     PRIORITIES,
     REQUESTABLE_FIELDS,
+    SEVERITIES,
+    stated_impact,
+    ticket_priority,
 )
 from supportenv.episode import EpisodeState, Observation, step
 from supportenv.replay import new_episode
 from supportenv.text import message_parts
-from supportenv.world import Scenario, kb_matches, raise_priority
+from supportenv.world import Scenario, kb_matches
 
 
 class Policy(Protocol):
@@ -172,9 +175,8 @@ class RulePolicy(_Base):
         if obs.issue_type in _CATEGORY_OF and obs.issue_type != issues[0]:  # a colleague's triage stands
             issues = [obs.issue_type, *(i for i in issues if _CATEGORY_OF[i] != _CATEGORY_OF[obs.issue_type])]
         if not obs.category:
-            priority = max((_SEVERITY_OF[i] for i in issues), key=PRIORITIES.index)
-            if obs.customer_tier == "enterprise":
-                priority = raise_priority(priority)
+            severity = max((_SEVERITY_OF[i] for i in issues), key=SEVERITIES.index)
+            priority = ticket_priority(severity, obs.customer_tier, stated_impact(self._opening(obs)))
             return Action("classify_issue", category=_CATEGORY_OF[issues[0]], priority=priority, issue_type=issues[0])
         if self.task_id == "issue_classification":
             return Action("mark_resolved", text="Classified.")
@@ -331,13 +333,13 @@ class ConstantTriagePolicy(_Base):
 
 
 class ConstantTriageTieredPolicy(ConstantTriagePolicy):
-    """The same fixed script, its priority raised for enterprise customers as the policy says:
-    it reads the customer's tier, never its words."""
+    """The same fixed script, its priority the policy's for the customer's tier as if it said
+    nothing of the impact: it reads the tier, never its words."""
 
     name = "constant_triage_tiered"
 
     def priority(self, obs: Observation) -> str:
-        return raise_priority(self.ISSUE.severity) if obs.customer_tier == "enterprise" else self.ISSUE.severity
+        return ticket_priority(self.ISSUE.severity, obs.customer_tier, "normal")
 
 
 def _answer_with(article_id: str) -> Action:

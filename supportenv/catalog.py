@@ -12,6 +12,9 @@ from supportenv import content
 
 CATEGORIES = ("billing", "delivery", "refund", "account", "technical", "general")
 PRIORITIES = ("low", "medium", "high", "urgent")
+SEVERITIES = ("medium", "high")  # an issue's own; "low" and "urgent" come from what the customer says
+# How much the problem holds the customer up, as its words say (content.IMPACT_LINES).
+IMPACTS = ("blocking", "normal", "can_wait")
 TIERS = ("regular", "premium", "enterprise")
 DEPARTMENTS = ("billing", "logistics", "technical", "accounts", "security", "enterprise_success")
 SENTIMENT_LABELS = ("angry", "frustrated", "neutral", "satisfied")
@@ -143,6 +146,26 @@ ARTICLE_CATEGORY: dict[str, str] = {
 }
 
 
+def ticket_priority(severity: str, tier: str, impact: str) -> str:
+    """The policy's priority of a ticket whose most severe issue has `severity`: urgent when the
+    customer says the problem stops its work or must be sorted today, low when it says it can wait,
+    otherwise that severity, and high for enterprise customers."""
+    if impact == "blocking":
+        return "urgent"
+    if impact == "can_wait":
+        return "low"
+    return "high" if tier == "enterprise" else severity
+
+
+def stated_impact(message: str) -> str:
+    """The impact the customer's words state: "blocking", "can_wait" or "normal" (neither said)."""
+    text = message.lower()
+    for impact in ("can_wait", "blocking"):  # "not urgent" before anything urgent-sounding
+        if any(cue in text for cue in content.IMPACT_CUES[impact]):
+            return impact
+    return "normal"
+
+
 def _issues_with(escalation: str) -> str:
     return ", ".join(f"{i.issue_id} (to {i.department})" for i in ISSUE_TYPES if i.escalation == escalation)
 
@@ -155,7 +178,9 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     identity = ", ".join(i.issue_id for i in ISSUE_TYPES if i.identity_required)
     return (
         "Classify the ticket (category, issue type and priority) before answering it.",
-        "Priority starts from the issue's severity and is raised one level for enterprise customers.",
+        "Priority: urgent when the customer says the problem stops their work or must be sorted today; low when "
+        "they say it can wait; otherwise the severity of the ticket's most severe issue (medium or high), and high "
+        "for enterprise customers.",
         "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
         "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
@@ -177,7 +202,7 @@ def _check_catalog() -> None:
     """Fail at import, not mid-episode, if the content breaks an invariant we rely on."""
     for issue in ISSUE_TYPES:
         where = f"issue {issue.issue_id}"
-        assert issue.category in CATEGORIES and issue.severity in PRIORITIES, where
+        assert issue.category in CATEGORIES and issue.severity in SEVERITIES, where
         assert issue.department in DEPARTMENTS and issue.escalation in ESCALATION_RULES, where
         assert issue.article_id in ARTICLES_BY_ID, where
         assert set(issue.required_facts + issue.extra_facts) <= set(REQUESTABLE_FIELDS), where
@@ -186,6 +211,11 @@ def _check_catalog() -> None:
             assert "amount" in issue.required_facts, where
         steps = ARTICLES_BY_ID[issue.article_id].steps
         assert any(issue.solution_phrases[0] in s.lower() for s in steps), f"{where}: no article step names its fix"
+    for impact, lines in content.IMPACT_LINES.items():
+        for line, _ in lines + (content.ANGRY_CAN_WAIT if impact == "can_wait" else ()):
+            assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
+        for kind in content.ANY_KIND:
+            assert any(kind in fits for _, fits in lines), f"no {impact} line fits a {kind}"
     phrases = [p for issue in ISSUE_TYPES for p in issue.solution_phrases]
     assert len(phrases) == len(set(phrases)), "solution phrases must be unique across issues"
 

@@ -457,7 +457,7 @@ ISSUES = (
         "issue_id": "subscription_cancel",
         "category": "billing",
         "title": "Cancel a subscription",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("account_email",),
         "extra_facts": ("card_last_four", "charge_date"),
         "article": "KB-BIL-04",
@@ -485,7 +485,7 @@ ISSUES = (
         "issue_id": "invoice_request",
         "category": "billing",
         "title": "Invoice request",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("order_id", "account_email"),
         "extra_facts": ("amount", "charge_date"),
         "article": "KB-BIL-05",
@@ -593,7 +593,7 @@ ISSUES = (
             "The box I got has someone else's order in it.",
             "Wrong size, wrong colour: this is not what I ordered.",
             "Got the wrong thing in the post. Can you sort it out?",
-            "Opened my parcel today and found an item I never ordered.",
+            "Opened my parcel and found an item I never ordered.",
             "There's been a mix-up at your warehouse: what turned up on my doorstep isn't the {product} I paid for.",
             "The parcel I got isn't my purchase at all. Looks like a picking error at your end.",
         ),
@@ -697,7 +697,7 @@ ISSUES = (
         "issue_id": "refund_status",
         "category": "refund",
         "title": "Refund status",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("amount", "charge_date"),
         "article": "KB-REF-02",
@@ -726,7 +726,7 @@ ISSUES = (
         "issue_id": "return_label",
         "category": "refund",
         "title": "Return label",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("account_email",),
         "article": "KB-REF-03",
@@ -766,7 +766,7 @@ ISSUES = (
         "templates": (
             "My account is locked and I can't log in.",
             "Got locked out after too many password attempts.",
-            "It says my account is locked. I need access today.",
+            "It says my account is locked. I need to get back in.",
             "After typing my password wrong a few times, nothing works and I'm stuck on the login page.",
             "Why is my account blocked? I haven't done anything wrong.",
             "Can't sign in. The screen says my account is temporarily disabled.",
@@ -778,7 +778,7 @@ ISSUES = (
         "issue_id": "email_change",
         "category": "account",
         "title": "Change account email",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("account_email",),
         "extra_facts": ("order_id",),
         "article": "KB-ACC-02",
@@ -806,7 +806,7 @@ ISSUES = (
         "issue_id": "account_takeover",
         "category": "account",
         "title": "Suspected account takeover",
-        "severity": "urgent",
+        "severity": "high",
         "required_facts": ("account_email",),
         "extra_facts": ("card_last_four", "order_id"),
         "article": "KB-SEC-01",
@@ -825,7 +825,7 @@ ISSUES = (
             "There are logins I don't recognise. I think my account is compromised.",
             "Orders I never placed are showing up on my account. Somebody got in.",
             "Got an email saying my password was changed, but it wasn't me!",
-            "Suspicious activity on my account, please help urgently.",
+            "Suspicious activity on my account, please help.",
             "My account was accessed from another country overnight.",
             "A stranger seems to be using my profile: my saved addresses were altered and I can't explain it.",
             "Help! Somebody else has control of my login and is buying things with my stored card.",
@@ -957,7 +957,7 @@ ISSUES = (
         "issue_id": "slow_performance",
         "category": "technical",
         "title": "Slow performance",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": ("device_model",),
         "extra_facts": ("app_version", "account_email"),
         "article": "KB-TEC-04",
@@ -1009,7 +1009,7 @@ ISSUES = (
         "issue_id": "feature_request",
         "category": "general",
         "title": "Feature request",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": (),
         "extra_facts": ("account_email",),
         "article": "KB-GEN-02",
@@ -1038,7 +1038,7 @@ ISSUES = (
         "issue_id": "shipping_policy_question",
         "category": "general",
         "title": "Shipping policy question",
-        "severity": "low",
+        "severity": "medium",
         "required_facts": (),
         "extra_facts": (),
         "article": "KB-GEN-03",
@@ -1073,7 +1073,8 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 
 # Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks",
 # "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
-# before), or ""). A message never says the same thing twice nor contradicts itself, so its
+# before), "pressing" (it presses for a fix: never after saying the problem can wait), or "").
+# A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
 # Openers that end so lead into the issue itself: no small talk may follow them.
 LEADS_INTO_THE_ISSUE = (": ", "but ")
@@ -1133,8 +1134,8 @@ PERSONA_CLOSERS = {
     "terse": (
         ("", ANY_KIND, ""),
         (" Thanks.", ANY_KIND, "thanks"),
-        (" Please fix.", (FAULT,), ""),
-        (" Need this sorted.", (FAULT, REQUEST), ""),
+        (" Please fix.", (FAULT,), "pressing"),
+        (" Need this sorted.", (FAULT, REQUEST), "pressing"),
     ),
     "verbose": (
         (
@@ -1144,8 +1145,7 @@ PERSONA_CLOSERS = {
         ),
         (" I just wanted to make sure you had all the information.", (FAULT, REQUEST), ""),
         (
-            " I have a busy week ahead, so the sooner this is sorted the better, but I do appreciate you taking "
-            "the time.",
+            " I know you must be busy, so I do appreciate you taking the time.",
             (FAULT, REQUEST),
             "",
         ),
@@ -1153,8 +1153,8 @@ PERSONA_CLOSERS = {
         (" I'd be grateful for any thoughts, and thank you for taking the time to read all this.", ANY_KIND, "thanks"),
     ),
     "angry": (
-        (" Fix it NOW.", (FAULT,), ""),
-        (" I expect this sorted today or I'm leaving.", (FAULT, REQUEST), ""),
+        (" Fix it.", (FAULT,), "pressing"),
+        (" Sort this out or I'm leaving.", (FAULT, REQUEST), "pressing"),
         (" This is the worst experience I've ever had with a company.", (FAULT,), ""),
         ("", ANY_KIND, ""),
         (" And spare me the scripted answer.", (FAULT, REQUEST, QUESTION), ""),  # no idea is met with a script
@@ -1176,6 +1176,38 @@ PERSONA_CLOSERS = {
     ),
 }
 
+# How much the problem holds the customer up, when its words say so (a ticket of "normal" impact
+# says nothing): it sets the priority's extremes (catalog.ticket_priority). Each line names one
+# of its impact's cues and no other line of an opening names any cue (catalog checks it), so
+# the words and the priority agree.
+IMPACT_CUES = {
+    "blocking": ("sorted today", "i have a deadline", "holding up my work", "stopping me from working"),
+    "can_wait": ("no rush", "not urgent", "can wait", "no hurry", "take your time"),
+}
+# (text, the kinds of first issue it fits), as for the persona lines below.
+IMPACT_LINES = {
+    "blocking": (
+        ("I need this sorted today, please.", (FAULT, REQUEST)),
+        ("It has to be sorted today, I have a deadline.", (FAULT, REQUEST)),
+        ("This is holding up my work, so I need it sorted today.", (FAULT,)),
+        ("I need an answer today, I have a deadline.", (QUESTION,)),
+        ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,)),
+    ),
+    "can_wait": (
+        ("No rush on this.", ANY_KIND),
+        ("It's not urgent, whenever you get a chance.", ANY_KIND),
+        ("It can wait, there's no hurry.", ANY_KIND),
+        ("Take your time, nothing depends on it.", ANY_KIND),
+    ),
+}
+# An angry customer who is not held up still says so angrily.
+ANGRY_CAN_WAIT = (
+    ("It can wait a day, but I expect a real answer.", ANY_KIND),
+    ("It's not urgent, but I expect better than this.", (FAULT,)),
+)
+# Issues a customer never calls something that can wait.
+NEVER_CAN_WAIT = ("account_takeover",)
+
 # Off-topic sentences a customer might tack on; they name none of the article keywords.
 DISTRACTORS = (
     "First of all, I love the redesigned logo.",
@@ -1184,7 +1216,7 @@ DISTRACTORS = (
     "It's been quite a week, honestly.",
     "The weather here has been awful all month.",
     "My sister recommended you to me, for what it's worth.",
-    "Sorry for any typos, I'm in a hurry.",
+    "Sorry for any typos, I'm on my phone.",
     "I'm on my lunch break, so I might take a while to reply.",
     "I really enjoyed your blog post about spring cleaning.",
     "I've been a fan of your brand for a while.",
@@ -1199,7 +1231,7 @@ DISTRACTORS = (
     "Your help pages have a lovely design.",
     "I tried calling earlier but gave up after ten minutes of hold music.",
     "A friend says your team is quick to respond, so fingers crossed.",
-    "Apologies, my internet is a bit patchy today.",
+    "Apologies, my internet is a bit patchy at the moment.",
     "I run a small business myself, so I know how busy things can get.",
     "I'm writing from my partner's laptop, in case the name looks different.",
     "Just so you know, I'm free most evenings after six.",

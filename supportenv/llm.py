@@ -125,7 +125,8 @@ def _example(kind: str) -> str:
 
 _TRIAGE_RULE = (
     "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
-    "priority of its most severe issue (an issue the customer only mentions from the past does not count, nor "
+    "priority the policy gives it: from the severity of its most severe issue and what the customer says of how "
+    "much the problem holds them up (an issue the customer only mentions from the past does not count, nor "
     "does small talk about anything that is not one of the issue types below)."
 )
 _HANDLING_RULE = (

@@ -524,7 +524,7 @@ def test_routing_before_the_triage_is_not_a_hidden_rule():
     escalation before classifying are expert-grade, as their step rewards say."""
     # A ticket whose expert routes right after the triage (the facts in hand already).
     seed = next(
-        s for s in range(200) if expert_plan("action_selection", "validation", s)[1].kind == "assign_department"
+        s for s in range(5000) if expert_plan("action_selection", "validation", s)[1].kind == "assign_department"
     )
     plan = expert_plan("action_selection", "validation", seed)
     swapped = [plan[1], plan[0], *plan[2:]]

@@ -97,3 +97,15 @@ def test_errors_exit_non_zero(node_client, running):
     done = _play(node_client, "--env", running.env.address, "--grader", running.grader.address, "--tasks", "nope")
     assert done.returncode != 0
     assert "unknown task" in done.stderr, done.stderr
+
+
+def test_the_node_rule_reads_the_catalogs_severities_and_impact_cues():
+    """play.js carries its own copy of the help desk's tables; they must be the catalog's."""
+    from supportenv import content
+    from supportenv.catalog import ISSUE_TYPES
+
+    source = (CLIENT / "play.js").read_text()
+    for issue in ISSUE_TYPES:
+        assert f'{issue.issue_id}: ["{issue.category}", "{issue.article_id}", "{issue.severity}",' in source, issue
+    for impact, cues in content.IMPACT_CUES.items():
+        assert f"{impact}: {json.dumps(list(cues))}" in source, impact

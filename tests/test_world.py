@@ -17,10 +17,17 @@ from supportenv.catalog import (
     CATEGORIES,
     HELD_OUT_POLICY_VARIANTS,
     ISSUE_TYPES,
+    POLICY_VARIANTS,
+    PRIORITIES,
+    SEVERITIES,
     TIERS,
     TRAIN_TEMPLATES,
+    policy_rules,
+    stated_impact,
+    ticket_priority,
 )
 from supportenv.episode import sentiment_label
+from supportenv.tasks import TASK_IDS
 from supportenv.world import generate, sounds_upset, starting_mood_range
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -340,3 +347,52 @@ def test_facts_fit_the_issue_and_the_customers_words():
         and any(i.issue_id == "app_crash" for i in s.intents)
     )
     assert s.facts_by_name["device_model"] not in computers
+
+
+def test_the_priority_is_what_the_customers_words_and_the_policy_give():
+    """The priority's extremes come from what the customer says of the problem's impact ("I need
+    this sorted today, I have a deadline": urgent; "no rush": low), the rest from the most severe
+    issue and the tier, as the policy text states; so a triage that never reads the words cannot
+    guess it, and one that reads them always can."""
+    seen: Counter[str] = Counter()
+    for task_id in TASK_IDS:
+        for split in ("train", "test"):
+            for seed in range(600):
+                scenario = generate(task_id, split, seed)
+                # Read from the words as sent (typos included): the words state it.
+                assert stated_impact(scenario.opening_message) == scenario.impact, scenario.opening_message
+                severity = max((i.severity for i in scenario.intents), key=SEVERITIES.index)
+                assert scenario.expected.priority == ticket_priority(severity, scenario.tier, scenario.impact)
+                seen[scenario.expected.priority] += 1
+                if scenario.impact == "can_wait":
+                    assert not any(i.issue_id in content.NEVER_CAN_WAIT for i in scenario.intents)
+    assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.15 * sum(seen.values()), seen
+    rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
+    assert all(words in rule for words in ("urgent", "sorted today", "low", "can wait", "enterprise")), rule
+
+
+def test_no_words_but_the_impact_lines_speak_of_urgency():
+    """Only the impact lines say how pressing a problem is: an angry "Fix it NOW", a template's "I
+    need access today" or small talk's "I'm in a hurry" would read as an impact the priority
+    does not have."""
+    pressing = re.compile(r"\b(?:today|urgent\w*|asap|hurry|rush|deadline|right away|can wait|right now!)\b", re.I)
+    cues = [cue for cues in content.IMPACT_CUES.values() for cue in cues]
+    lines = [t for issue in ISSUE_TYPES for t in issue.templates]
+    lines += [t for table in (content.PERSONA_OPENERS, content.PERSONA_CLOSERS) for v in table.values() for t, *_ in v]
+    lines += [*content.DISTRACTORS, *content.MULTI_ISSUE_JOINERS]
+    lines += [words for said in content.ISSUE_WORDS.values() for words in said[:2]]
+    for line in lines:
+        assert not any(cue in line.lower() for cue in cues), line
+        assert not pressing.search(line), line
+    # A customer that says it can wait then presses for no quick fix ("No rush on this. Fix it.").
+    closers = [(t, note) for v in content.PERSONA_CLOSERS.values() for t, _, note in v]
+    pressing = [t for t, _ in closers if re.search(r"\b(?:fix|sort|sorted)\b", t, re.I)]
+    assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
+    can_wait = [t for t, _ in (*content.IMPACT_LINES["can_wait"], *content.ANGRY_CAN_WAIT)]
+    checked = 0
+    for seed in range(3_000):
+        message = generate(HARD, "train", seed).opening_message
+        if any(line in message for line in can_wait):
+            assert not any(message.endswith(t) for t in pressing), message
+            checked += 1
+    assert checked > 300

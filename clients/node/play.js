@@ -87,28 +87,28 @@ const ISSUES = {
   payment_failure: ["billing", "KB-PAY-01", "medium", "billing", "never"],
   double_charge: ["billing", "KB-BIL-02", "high", "billing", "never"],
   wrong_amount: ["billing", "KB-BIL-03", "medium", "billing", "never"],
-  subscription_cancel: ["billing", "KB-BIL-04", "low", "billing", "never"],
-  invoice_request: ["billing", "KB-BIL-05", "low", "billing", "never"],
+  subscription_cancel: ["billing", "KB-BIL-04", "medium", "billing", "never"],
+  invoice_request: ["billing", "KB-BIL-05", "medium", "billing", "never"],
   delayed_delivery: ["delivery", "KB-DEL-01", "medium", "logistics", "never"],
   lost_package: ["delivery", "KB-DEL-02", "high", "logistics", "never"],
   wrong_item: ["delivery", "KB-DEL-03", "medium", "logistics", "never"],
   damaged_item: ["delivery", "KB-DEL-04", "medium", "logistics", "never"],
   address_change: ["delivery", "KB-DEL-05", "medium", "logistics", "never"],
   refund_request: ["refund", "KB-REF-01", "medium", "billing", "over_cap"],
-  refund_status: ["refund", "KB-REF-02", "low", "billing", "never"],
-  return_label: ["refund", "KB-REF-03", "low", "logistics", "never"],
+  refund_status: ["refund", "KB-REF-02", "medium", "billing", "never"],
+  return_label: ["refund", "KB-REF-03", "medium", "logistics", "never"],
   account_locked: ["account", "KB-ACC-01", "high", "accounts", "never"],
-  email_change: ["account", "KB-ACC-02", "low", "accounts", "never"],
-  account_takeover: ["account", "KB-SEC-01", "urgent", "security", "security"],
+  email_change: ["account", "KB-ACC-02", "medium", "accounts", "never"],
+  account_takeover: ["account", "KB-SEC-01", "high", "security", "security"],
   two_factor_lost: ["account", "KB-SEC-02", "high", "security", "security"],
   data_deletion: ["account", "KB-ACC-03", "medium", "accounts", "security"],
   error_403: ["technical", "KB-TEC-01", "medium", "technical", "enterprise_outage"],
   app_crash: ["technical", "KB-TEC-02", "medium", "technical", "never"],
   service_outage: ["technical", "KB-TEC-03", "high", "technical", "enterprise_outage"],
-  slow_performance: ["technical", "KB-TEC-04", "low", "technical", "never"],
+  slow_performance: ["technical", "KB-TEC-04", "medium", "technical", "never"],
   integration_failure: ["technical", "KB-TEC-05", "high", "technical", "enterprise_outage"],
-  feature_request: ["general", "KB-GEN-02", "low", "technical", "never"],
-  shipping_policy_question: ["general", "KB-GEN-03", "low", "logistics", "never"],
+  feature_request: ["general", "KB-GEN-02", "medium", "technical", "never"],
+  shipping_policy_question: ["general", "KB-GEN-03", "medium", "logistics", "never"],
 };
 const ISSUE_OF_ARTICLE = Object.fromEntries(Object.entries(ISSUES).map(([id, info]) => [info[1], id]));
 
@@ -150,15 +150,32 @@ const FACTS_BY_CATEGORY = {
   technical: ["error_code", "device_model"],
   general: [],
 };
-const PRIORITIES = ["low", "medium", "high", "urgent"];
 
 const enumName = (prefix, value) => `${prefix}${value.toUpperCase()}`;
 const fromEnum = (prefix, name) => (name && name !== `${prefix}UNSPECIFIED` ? name.slice(prefix.length).toLowerCase() : "");
 
-function guessIssue(obs) {
+function openingText(obs) {
   // The customer's opening message; later turns are answers to our own questions.
   const opening = (obs.history.find((t) => t.speaker === "SPEAKER_CUSTOMER") || {}).text || obs.customer_message;
-  const text = opening.toLowerCase();
+  return opening.toLowerCase();
+}
+
+// What the customer says of how much the problem holds it up (the policy's priority rule).
+const IMPACT_CUES = {
+  can_wait: ["no rush", "not urgent", "can wait", "no hurry", "take your time"],
+  blocking: ["sorted today", "i have a deadline", "holding up my work", "stopping me from working"],
+};
+
+function statedImpact(obs) {
+  const text = openingText(obs);
+  for (const impact of ["can_wait", "blocking"]) {
+    if (IMPACT_CUES[impact].some((cue) => text.includes(cue))) return impact;
+  }
+  return "normal";
+}
+
+function guessIssue(obs) {
+  const text = openingText(obs);
   for (const [issue, words] of KEYWORDS) {
     if (words.some((w) => text.includes(w))) return issue;
   }
@@ -201,10 +218,10 @@ class RulePolicy {
     const [category, article, severity, department] = ISSUES[issue];
     const tier = fromEnum("CUSTOMER_TIER_", obs.customer_tier);
     if (obs.category === "ISSUE_CATEGORY_UNSPECIFIED") {
-      let priority = severity;
-      if (tier === "enterprise" && /raised one level for enterprise/.test(policyText(obs))) {
-        priority = PRIORITIES[Math.min(PRIORITIES.length - 1, PRIORITIES.indexOf(severity) + 1)];
-      }
+      const impact = statedImpact(obs);
+      let priority = tier === "enterprise" ? "high" : severity;
+      if (impact === "blocking") priority = "urgent";
+      if (impact === "can_wait") priority = "low";
       return {
         classify_issue: {
           category: enumName("ISSUE_CATEGORY_", category),

@@ -8,7 +8,8 @@ Macro-actions
 indices               label                  the library action it becomes (`macro_action`)
 ====================  =====================  ==============================================================
 0 .. 24               ``classify:<issue>``   classify_issue(category of the issue, that issue, priority =
-                                             the issue's severity, raised one level for enterprise customers)
+                                             the policy's for its severity, the tier and the impact the
+                                             opening states: `catalog.ticket_priority`)
 25 .. 35              ``ask:<field>``        ask_for_more_info for one requestable fact
 36 .. 60              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
                                              solution (built like `expert.solution_message`, mentioning the
@@ -90,11 +91,12 @@ from supportenv.catalog import (
     ISSUE_TYPE_IDS,
     ISSUE_TYPES,
     ISSUE_TYPES_BY_ID,
-    PRIORITIES,
     REQUESTABLE_FIELDS,
     SENTIMENT_LABELS,
     TIERS,
     IssueType,
+    stated_impact,
+    ticket_priority,
 )
 from supportenv.episode import Observation
 from supportenv.tasks import TASKS
@@ -136,11 +138,10 @@ def macro_index(label: str) -> int:
         raise ValueError(f"unknown macro-action {label!r}; see MACRO_ACTIONS") from None
 
 
-def triage_priority(issue: IssueType, tier: str) -> str:
-    """The issue's severity, raised one level for enterprise customers (as the policy says)."""
-    if tier != "enterprise":
-        return issue.severity
-    return PRIORITIES[min(PRIORITIES.index(issue.severity) + 1, len(PRIORITIES) - 1)]
+def triage_priority(issue: IssueType, obs: Observation) -> str:
+    """The priority the policy gives the issue, for this customer's tier and what its opening
+    says of the problem's impact."""
+    return ticket_priority(issue.severity, obs.customer_tier, stated_impact(_opening(obs)))
 
 
 def solution_step(issue: IssueType) -> str:
@@ -182,7 +183,7 @@ def macro_action(index: int, obs: Observation) -> Action:
         return Action(
             "classify_issue",
             category=issue.category,
-            priority=triage_priority(issue, obs.customer_tier),
+            priority=triage_priority(issue, obs),
             issue_type=issue.issue_id,
         )
     if index < ANSWER_START:

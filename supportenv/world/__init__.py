@@ -33,21 +33,24 @@ from supportenv.catalog import (
     CATEGORIES,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
+    IMPACTS,
     ISSUE_TYPE_IDS,
     ISSUE_TYPES,
     ISSUE_TYPES_BY_ID,
     POLICY_VARIANTS,
-    PRIORITIES,
     REQUESTABLE_FIELDS,
+    SEVERITIES,
     TRAIN_TEMPLATES,
     IssueType,
     PolicyVariant,
     policy_rules,
+    stated_impact,
+    ticket_priority,
 )
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-5"
+WORLD_VERSION = "world-6"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -157,6 +160,7 @@ class Scenario:
     world: str  # the id of the world it came from (world_id), never its key
     ticket_id: str
     intents: tuple[IssueType, ...]  # the primary issue first
+    impact: str  # how much the problem holds the customer up, as its words say (catalog.IMPACTS)
     tier: str
     persona: str
     tenure_days: int
@@ -363,10 +367,6 @@ def _worded_fact(
     return _fact_value(name, owners[0][0], tier, policy, rng)
 
 
-def raise_priority(priority: str) -> str:
-    return PRIORITIES[min(PRIORITIES.index(priority) + 1, len(PRIORITIES) - 1)]
-
-
 def needs_escalation(issue: IssueType, tier: str, facts: dict[str, str], policy: PolicyVariant) -> bool:
     if issue.escalation == "always":
         return True
@@ -395,9 +395,12 @@ def kb_matches(message: str, category: str | None = None, limit: int = 3) -> tup
     return tuple((ARTICLES[i].article_id, round(-score, 3)) for score, i in scored[:limit])
 
 
-def _typo(text: str, rng: random.Random) -> str:
-    """Swap two inner letters of one longer word: the kind of slip people make."""
-    words = list(_WORD_RE.finditer(text))
+def _typo(text: str, rng: random.Random, keep: str = "") -> str:
+    """Swap two inner letters of one longer word: the kind of slip people make; none in `keep`
+    (the line that states the impact: a reader still reads it, a cue search would not)."""
+    start = text.find(keep) if keep else -1
+    kept = range(start, start + len(keep)) if start >= 0 else range(0)
+    words = [m for m in _WORD_RE.finditer(text) if m.start() not in kept]
     if not words:
         return text
     match = words[rng.randrange(len(words))]
@@ -439,6 +442,10 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
+        if not chosen and issue.issue_id in content.NEVER_CAN_WAIT and rng.random() < 0.5:
+            # Rarer than most first issues; and with two impacts instead of three, the one a
+            # fixed triage guess would hit most often.
+            continue
         if all(_fit_together(issue, other) for other in chosen):
             chosen.append(issue)
     return tuple(chosen)
@@ -471,8 +478,18 @@ def _persona_line(
     return rng.choice(fitting)
 
 
+def _impact_line(impact: str, persona: str, first: IssueType, rng: random.Random) -> str:
+    """What the customer says of how much the problem holds it up, in words that fit its first
+    issue ("" when it says nothing)."""
+    if impact == "normal":
+        return ""
+    lines = content.ANGRY_CAN_WAIT if impact == "can_wait" and persona == "angry" else content.IMPACT_LINES[impact]
+    kind = content.ISSUE_WORDS[first.issue_id][2]
+    return rng.choice([text for text, fits in lines if kind in fits])
+
+
 def _compose_message(
-    intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random
+    intents: tuple[IssueType, ...], split: str, persona: str, impact_line: str, rng: random.Random
 ) -> tuple[str, tuple[str, ...]]:
     template_ids, bodies = [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
@@ -490,6 +507,10 @@ def _compose_message(
     body = bodies[0]
     for extra in bodies[1:]:
         body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
+    if impact_line:
+        body += " " + impact_line
+        if stated_impact(impact_line) == "can_wait":
+            said.add("pressing")  # no closer then presses for a quick fix
     if rng.random() < P_MISLEADING_MENTION:
         # Another topic of the same kind, as a customer would plausibly have read about.
         own = {i.article_id for i in intents}
@@ -523,9 +544,11 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids)
 
 
-def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant) -> Expected:
+def _expected(
+    intents: tuple[IssueType, ...], tier: str, impact: str, facts: dict[str, str], policy: PolicyVariant
+) -> Expected:
     primary = intents[0]
-    severity = max((i.severity for i in intents), key=PRIORITIES.index)
+    severity = max((i.severity for i in intents), key=SEVERITIES.index)
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
     needed: list[str] = []
     for issue in intents:
@@ -533,7 +556,7 @@ def _expected(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], 
     return Expected(
         category=primary.category,
         issue_type=primary.issue_id,
-        priority=raise_priority(severity) if tier == "enterprise" else severity,
+        priority=ticket_priority(severity, tier, impact),
         facts=tuple(needed),
         article_id=primary.article_id,
         department=(escalating[0] if escalating else primary).department,
@@ -568,7 +591,12 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
 
-    meant, template_ids = _compose_message(intents, split, persona, rng)
+    # Drawn apart from the rest, so that the words it adds leave every other draw as it was.
+    impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
+    impacts = [i for i in IMPACTS if i != "can_wait" or not any(x.issue_id in content.NEVER_CAN_WAIT for x in intents)]
+    impact = impact_rng.choice(impacts)
+    impact_line = _impact_line(impact, persona, intents[0], impact_rng)
+    meant, template_ids = _compose_message(intents, split, persona, impact_line, rng)
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
     for name in [n for n, value in facts.items() if not value]:
@@ -578,7 +606,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
             del facts[name]
         else:
             facts[name] = value
-    message = _typo(meant, rng) if rng.random() < P_TYPO else meant
+    message = _typo(meant, rng, keep=impact_line) if rng.random() < P_TYPO else meant
     low, high = _REVENUE[tier]
     # The mood shown matches the words (as meant, before any typo): angry customers start
     # angry, polite ones calm, and upset words are not met with a neutral mood.
@@ -591,6 +619,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         world=world_id(world_key),
         ticket_id=ticket_id(task_id, split, seed, world_key),
         intents=intents,
+        impact=impact,
         tier=tier,
         persona=persona,
         tenure_days=rng.randrange(3, 3650),
@@ -604,5 +633,5 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         policy=policy,
         policy_text=policy_rules(policy),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
-        expected=_expected(intents, tier, facts, policy),
+        expected=_expected(intents, tier, impact, facts, policy),
     )
