@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
+from functools import lru_cache
 from typing import ClassVar, Protocol
 
 from baseline_agent.llm_policy import LLMPolicy
@@ -42,7 +44,7 @@ from supportenv.catalog import (
 from supportenv.episode import EpisodeState, Observation, step
 from supportenv.replay import new_episode
 from supportenv.text import message_parts
-from supportenv.world import Scenario, kb_matches
+from supportenv.world import Scenario, generate, kb_matches
 
 
 class Policy(Protocol):
@@ -342,6 +344,33 @@ class ConstantTriageTieredPolicy(ConstantTriagePolicy):
         return ticket_priority(self.ISSUE.severity, obs.customer_tier, "normal")
 
 
+@lru_cache(maxsize=1)
+def _commonest_triage() -> dict[str, tuple[str, str]]:
+    """Per tier, the (issue type, priority) most common on 5,000 `train` triage tickets."""
+    counts: dict[str, Counter[tuple[str, str]]] = {}
+    for seed in range(5_000):
+        scenario = generate("issue_classification", "train", seed)
+        label = (scenario.expected.issue_type, scenario.expected.priority)
+        counts.setdefault(scenario.tier, Counter())[label] += 1
+    return {tier: count.most_common(1)[0][0] for tier, count in sorted(counts.items())}
+
+
+class CommonestTriagePolicy(ConstantTriagePolicy):
+    """The same fixed script, with the triage most common among training tickets of the
+    customer's tier: what an attacker who studied the training split would guess, words unread."""
+
+    name = "commonest_triage"
+
+    def choose(self, obs: Observation) -> Action:
+        issue_id, priority = _commonest_triage()[obs.customer_tier]
+        self.ISSUE = ISSUE_TYPES_BY_ID[issue_id]
+        self._priority = priority
+        return super().choose(obs)
+
+    def priority(self, obs: Observation) -> str:
+        return self._priority
+
+
 def _answer_with(article_id: str) -> Action:
     """A polite answer that quotes an article's steps and cites it."""
     steps = "; ".join(s.lower() for s in ARTICLES_BY_ID[article_id].steps)
@@ -419,6 +448,7 @@ POLICIES: dict[str, type[Policy]] = {
         KeywordStufferPolicy,
         ConstantTriagePolicy,
         ConstantTriageTieredPolicy,
+        CommonestTriagePolicy,
         TopKnowledgeBasePolicy,
         AskEverythingPolicy,
         TopKnowledgeBaseEscalatePolicy,
@@ -436,6 +466,7 @@ EXPLOITS = (
     "keyword_stuffer",
     "constant_triage",
     "constant_triage_tiered",
+    "commonest_triage",
     "top_kb",
     "ask_everything",
     "top_kb_escalate",

@@ -212,10 +212,13 @@ def _check_catalog() -> None:
         steps = ARTICLES_BY_ID[issue.article_id].steps
         assert any(issue.solution_phrases[0] in s.lower() for s in steps), f"{where}: no article step names its fix"
     for impact, lines in content.IMPACT_LINES.items():
-        for line, _ in lines + (content.ANGRY_CAN_WAIT if impact == "can_wait" else ()):
+        for line, *_ in lines + (content.ANGRY_CAN_WAIT if impact == "can_wait" else ()):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
-        for kind in content.ANY_KIND:
-            assert any(kind in fits for _, fits in lines), f"no {impact} line fits a {kind}"
+        for issue in ISSUE_TYPES:
+            kind = content.ISSUE_WORDS[issue.issue_id][2]
+            assert any(kind in k and issue.category in c for _, k, c in lines), (
+                f"no {impact} line fits {issue.issue_id}"
+            )
     phrases = [p for issue in ISSUE_TYPES for p in issue.solution_phrases]
     assert len(phrases) == len(set(phrases)), "solution phrases must be unique across issues"
 

@@ -1073,7 +1073,7 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 
 # Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks",
 # "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
-# before), "pressing" (it presses for a fix: never after saying the problem can wait), or "").
+# before), "pressing" (it presses for a fix: never after it said how pressing the problem is), or "").
 # A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
 # Openers that end so lead into the issue itself: no small talk may follow them.
@@ -1180,33 +1180,37 @@ PERSONA_CLOSERS = {
 # says nothing): it sets the priority's extremes (catalog.ticket_priority). Each line names one
 # of its impact's cues and no other line of an opening names any cue (catalog checks it), so
 # the words and the priority agree.
+ALL_CATEGORIES = ("billing", "delivery", "refund", "account", "technical", "general")
+CATEGORIES_OF_ORDERS_AND_ACCOUNTS = ("billing", "delivery", "refund", "account", "technical")
 IMPACT_CUES = {
     "blocking": ("sorted today", "i have a deadline", "holding up my work", "stopping me from working"),
     "can_wait": ("no rush", "not urgent", "can wait", "no hurry", "take your time"),
 }
-# (text, the kinds of first issue it fits), as for the persona lines below.
+# (text, the kinds of first issue it fits, the categories of first issue it fits).
 IMPACT_LINES = {
     "blocking": (
-        ("I need this sorted today, please.", (FAULT, REQUEST)),
-        ("It has to be sorted today, I have a deadline.", (FAULT, REQUEST)),
-        ("This is holding up my work, so I need it sorted today.", (FAULT,)),
-        ("I need an answer today, I have a deadline.", (QUESTION,)),
-        ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,)),
+        ("I need this sorted today, please.", (FAULT, REQUEST), CATEGORIES_OF_ORDERS_AND_ACCOUNTS),
+        ("It has to be sorted today, I have a deadline.", (FAULT, REQUEST), ("billing", "refund", "delivery")),
+        ("This is holding up my work, so I need it sorted today.", (FAULT,), ("account", "technical")),
+        ("I need an answer today, I have a deadline.", (QUESTION,), ("general",)),
+        ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,), ("general",)),
     ),
     "can_wait": (
-        ("No rush on this.", ANY_KIND),
-        ("It's not urgent, whenever you get a chance.", ANY_KIND),
-        ("It can wait, there's no hurry.", ANY_KIND),
-        ("Take your time, nothing depends on it.", ANY_KIND),
+        ("No rush on this.", ANY_KIND, ALL_CATEGORIES),
+        ("It's not urgent, whenever you get a chance.", ANY_KIND, ALL_CATEGORIES),
+        ("It can wait, there's no hurry.", ANY_KIND, ALL_CATEGORIES),
+        ("Take your time, nothing depends on it.", ANY_KIND, ALL_CATEGORIES),
     ),
 }
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
-    ("It can wait a day, but I expect a real answer.", ANY_KIND),
-    ("It's not urgent, but I expect better than this.", (FAULT,)),
+    ("It can wait a day, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
+    ("It's not urgent, but I expect better than this.", (FAULT,), ALL_CATEGORIES),
 )
-# Issues a customer never calls something that can wait.
+# Issues a customer never calls something that can wait, and templates whose words already say
+# the problem holds up a business ("we're losing money"), which "no rush" would contradict.
 NEVER_CAN_WAIT = ("account_takeover",)
+IMPACT_IN_WORDS = frozenset(("service_outage/1", "service_outage/4", "service_outage/6", "service_outage/7"))
 
 # Off-topic sentences a customer might tack on; they name none of the article keywords.
 DISTRACTORS = (

@@ -110,11 +110,11 @@ def test_the_public_world_is_pinned():
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 147)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "enterprise",
-        "polite",
-        ("payment_failure/1", "error_403/2", "shipping_policy_question/6"),
+        "premium",
+        "verbose",
+        ("service_outage/7", "shipping_policy_question/6"),
     )
-    assert scenario.hidden_facts[:2] == (("card_last_four", "9992"), ("amount", "304.30"))
+    assert scenario.hidden_facts[:2] == (("account_email", "maria.75@mail.test"), ("error_code", "E2898"))
 
 
 def test_world_key_settings(tmp_path):

@@ -44,7 +44,6 @@ from supportenv.catalog import (
     IssueType,
     PolicyVariant,
     policy_rules,
-    stated_impact,
     ticket_priority,
 )
 from supportenv.tasks import get_task
@@ -478,19 +477,29 @@ def _persona_line(
     return rng.choice(fitting)
 
 
-def _impact_line(impact: str, persona: str, first: IssueType, rng: random.Random) -> str:
-    """What the customer says of how much the problem holds it up, in words that fit its first
-    issue ("" when it says nothing)."""
+def _impact(
+    intents: tuple[IssueType, ...], template_ids: list[str], persona: str, rng: random.Random
+) -> tuple[str, str]:
+    """How much the problem holds the customer up, and what it says of it in words that fit its
+    first issue ("" when it says nothing). Never that it can wait when an issue or the words
+    already say otherwise."""
+    pressing = any(i.issue_id in content.NEVER_CAN_WAIT for i in intents) or any(
+        t in content.IMPACT_IN_WORDS for t in template_ids
+    )
+    impact = rng.choice([i for i in IMPACTS if i != "can_wait" or not pressing])
     if impact == "normal":
-        return ""
+        return impact, ""
     lines = content.ANGRY_CAN_WAIT if impact == "can_wait" and persona == "angry" else content.IMPACT_LINES[impact]
+    first = intents[0]
     kind = content.ISSUE_WORDS[first.issue_id][2]
-    return rng.choice([text for text, fits in lines if kind in fits])
+    return impact, rng.choice(
+        [text for text, kinds, categories in lines if kind in kinds and first.category in categories]
+    )
 
 
 def _compose_message(
-    intents: tuple[IssueType, ...], split: str, persona: str, impact_line: str, rng: random.Random
-) -> tuple[str, tuple[str, ...]]:
+    intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random, impact_rng: random.Random
+) -> tuple[str, tuple[str, ...], str, str]:
     template_ids, bodies = [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
@@ -507,10 +516,10 @@ def _compose_message(
     body = bodies[0]
     for extra in bodies[1:]:
         body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
+    impact, impact_line = _impact(intents, template_ids, persona, impact_rng)
     if impact_line:
         body += " " + impact_line
-        if stated_impact(impact_line) == "can_wait":
-            said.add("pressing")  # no closer then presses for a quick fix
+        said.add("pressing")  # no closer then says again, or against it, how pressing it is
     if rng.random() < P_MISLEADING_MENTION:
         # Another topic of the same kind, as a customer would plausibly have read about.
         own = {i.article_id for i in intents}
@@ -541,7 +550,7 @@ def _compose_message(
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
     if opener and not opener.endswith((": ", ". ")):  # "Hi there, " goes on with a small letter
         body = _lower_first(body)
-    return f"{opener}{body}{closer}".strip(), tuple(template_ids)
+    return f"{opener}{body}{closer}".strip(), tuple(template_ids), impact, impact_line
 
 
 def _expected(
@@ -591,12 +600,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
 
-    # Drawn apart from the rest, so that the words it adds leave every other draw as it was.
+    # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
-    impacts = [i for i in IMPACTS if i != "can_wait" or not any(x.issue_id in content.NEVER_CAN_WAIT for x in intents)]
-    impact = impact_rng.choice(impacts)
-    impact_line = _impact_line(impact, persona, intents[0], impact_rng)
-    meant, template_ids = _compose_message(intents, split, persona, impact_line, rng)
+    meant, template_ids, impact, impact_line = _compose_message(intents, split, persona, rng, impact_rng)
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
     for name in [n for n, value in facts.items() if not value]:
