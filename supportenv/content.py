@@ -1556,7 +1556,21 @@ REACTIONS = {
         "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
         "Thanks, that helps with {issue}. I'll send the photos now, but you haven't got to {remaining} yet.",
     ),
-    # The same, to an answer that says it comes to what is left next.
+    # The same, to an answer that asked for facts the customer gives with this reply (it says the
+    # facts come before these words: no "go ahead", as nothing was offered, and no "ready when you
+    # are", as the customer has just done its part).
+    "partly_solved_facts_given": (
+        "Thanks, that covers {issue}. I hope that's all you need for {remaining}.",
+        "Okay, that covers {issue}, thanks. That should be everything for {remaining}.",
+        "Thanks, that helps with {issue}. Let me know if you need anything else for {remaining}.",
+    ),
+    "partly_solved_facts_given_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I hope that's all you need for "
+        "{remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. Let me know if you need anything else for "
+        "{remaining}.",
+    ),
+    # The same, to an answer that says it comes to what is left next (a proposal to go on with).
     "partly_solved_next": (
         "Thanks, that covers {issue}. Sure, go ahead with {remaining}.",
         "Okay, that covers {issue}, thanks. Ready when you are for {remaining}.",
@@ -1575,6 +1589,19 @@ REACTIONS = {
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll keep your advice on "
         "{remaining} in mind for now.",
         "Okay, that covers {issue}, and the photos are on their way. And thanks for the tips on {remaining}.",
+    ),
+    # The same, to an answer whose first steps come with the word that a specialist takes the rest
+    # over: the customer takes the steps up while it waits (the hand-over is no advice).
+    "partly_solved_first_steps_handover": (
+        "Thanks, that covers {issue}. I'll do what you suggested for {remaining} while the team takes it over.",
+        "Okay, that covers {issue}, thanks. I'll follow your first steps for {remaining} until the specialists "
+        "get in touch.",
+    ),
+    "partly_solved_first_steps_handover_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll do what you suggested for "
+        "{remaining} while the team takes it over.",
+        "Okay, that covers {issue}, and the photos are on their way. I'll follow your first steps for {remaining} "
+        "until the specialists get in touch.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (
@@ -1645,6 +1672,24 @@ REACTIONS = {
     "interim_open": (
         "Okay, I'll start with that. But what about {remaining}?",
         "Thanks, that's a start. What about {remaining}, though?",
+    ),
+    # The interim replies to first steps that come with the word of the hand-over ("... and I'm
+    # passing this to our security team"): the customer acts on them and waits for the specialists.
+    "interim_handover": (
+        "Thanks for acting so quickly. I'll do that and wait for the specialists.",
+        "Alright, thanks. I'll do that while the team takes it over.",
+    ),
+    "interim_handover_plain": (
+        "Okay, I'll do that while I wait for the team, thank you.",
+        "Okay, I'll start with that and wait to hear from the specialists.",
+    ),
+    "interim_handover_grudging": (
+        "Fine, I'll do that while I wait for the specialists.",
+        "Okay. I'll do that, but I hope the team is quick.",
+    ),
+    "interim_open_handover": (
+        "Okay, I'll start with that and wait for the team. But what about {remaining}?",
+        "Thanks, I'll do that while the specialists take over. What about {remaining}, though?",
     ),
     # An answer that only says the case will go to a specialist, before it does.
     "handover_announced": (

@@ -611,21 +611,24 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # "Thanks, but I still need help with ..." is not a satisfied customer's line.
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over: the customer starts on the first steps this
-        # answer gave for it, or waits for the hand-over it announces.
+        # answer gave for it (and waits for the specialists too, if the answer says they take it
+        # over), or waits for the hand-over it announces.
         only_handovers = not set(waiting) & set(left)
         started = only_handovers and set(waiting) <= set(first_steps)
-        announced = only_handovers and not started and _announces_a_hand_over(action.text)
-        # ... and an answer that says it comes to what is left next is let go on.
-        # (as does one that asks for facts the rest needs: "could you send the order number?")
-        asks_on = action.fields or customer.fields_in_question(_last_question(action.text) or "")
-        coming = not (started or announced) and (bool(asks_on) or _says_it_comes_to_the_rest(action.text))
+        announced = only_handovers and _announces_a_hand_over(action.text)
+        # ... and an answer that asks for facts (the customer gives them with this reply: `asking`)
+        # has them given, with no "go ahead" to an offer never made; one that says it comes to
+        # what is left next is let go on.
+        coming = _says_it_comes_to_the_rest(action.text)
         # ... and what is left only had an article sent: the customer says it did not tell them what to do.
         only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
         kind = (
-            "partly_solved_first_steps"
+            ("partly_solved_first_steps_handover" if announced else "partly_solved_first_steps")
             if started
             else "partly_solved_handover"
             if announced
+            else "partly_solved_facts_given"
+            if asking
             else "partly_solved_next"
             if coming
             else "partly_solved_after_article"
@@ -884,10 +887,14 @@ def _respond_without_solving(
             turn.notes.append("good first steps; policy still requires escalating this issue")
             if tone:
                 return _react(tone, scenario, state)
+            # First steps that come with the word of the hand-over are taken up while the customer
+            # waits for the specialists, not kept in mind as advice.
+            interim = "interim_handover" if _announces_a_hand_over(action.text) else "interim"
             left = unsolved(scenario, state)
             if left:  # the customer still waits for an answer to the rest, and says so
-                return _react("interim_open", scenario, state, remaining=customer.issue_words(left))
-            return _react(customer.in_mood("interim", _mood_after(state, turn)), scenario, state)
+                open_kind = interim.replace("interim", "interim_open")
+                return _react(open_kind, scenario, state, remaining=customer.issue_words(left))
+            return _react(customer.in_mood(interim, _mood_after(state, turn)), scenario, state)
     if not state.escalated and exp.escalate_intents and not stuffed and _announces_a_hand_over(action.text):
         # Telling the customer the case goes to a specialist gives no first steps and hands
         # nothing over: escalate_to_human does that, and its reason is what the customer hears.

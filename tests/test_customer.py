@@ -333,7 +333,8 @@ def test_first_steps_for_one_issue_leave_the_other_asked_about():
     steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
     step(scenario, state, respond(f"I'm sorry about this. Please {steps}.", "KB-SEC-01"))
     reply = _reply_now(state)
-    assert re.fullmatch(_pattern("interim_open"), reply), reply
+    # (the article's last step, "escalate the case to the security team", tells of the hand-over)
+    assert re.fullmatch(_pattern("interim_open_handover"), reply), reply
     assert issue_words(list(scenario.expected.solvable)) in reply, reply
 
 
@@ -1208,3 +1209,112 @@ def test_a_check_in_is_no_wrong_choice_once_but_not_twice_running():
         assert expert.is_acceptable(scenario, state, task, check_in)
         step(scenario, state, check_in)
         assert not expert.is_acceptable(scenario, state, task, check_in)
+
+
+# ---- from blind audit round 33: replies that fit what the agent said in the same message ----
+
+
+def _two_to_answer(split: str = "validation", count: int = 400):
+    """(seed, first, second, a fact of the second's the customer has not written): tickets with two
+    issues the agent answers, the second needing a fact the first does not."""
+    for seed in range(count):
+        s = generate(HARD, split, seed)
+        if len(s.expected.solvable) != 2 or s.expected.escalate:
+            continue
+        first, second = s.expected.solvable
+        later = [
+            f
+            for f in ISSUE_TYPES_BY_ID[second].required_facts
+            if f not in ISSUE_TYPES_BY_ID[first].required_facts and s.facts_by_name.get(f, "") not in s.opening_message
+        ]
+        if later:
+            yield seed, first, second, later[0]
+
+
+def test_facts_given_with_a_reply_get_no_go_ahead_nor_ready_when_you_are():
+    """ "It's order ORD-759687. Okay, that covers the slowness, thanks. Ready when you are for the
+    invoice." (and "Sure, go ahead with ..."): to an answer that also asked for the other issue's
+    facts, the customer gives them and says they are what the agent needs; "go ahead" is only
+    for an answer that said it comes to the rest next."""
+    from supportenv.episode import fact_label
+
+    go_ahead = re.compile(r"go ahead|ready when you are|all ears", re.IGNORECASE)
+    seen = 0
+    for seed, first, second, later in _two_to_answer():
+        for also in ("", " I'll come to the other part of your message next."):
+            scenario, state = new_episode(HARD, "validation", seed)
+            step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+            if ISSUE_TYPES_BY_ID[first].required_facts:
+                step(scenario, state, ask(*ISSUE_TYPES_BY_ID[first].required_facts))
+            text = solution_message(scenario, state, [first]) + also + f" Could you share your {fact_label(later)}?"
+            step(scenario, state, respond(text, ISSUE_TYPES_BY_ID[first].article_id))
+            reply = _reply_now(state)
+            assert later in state.revealed and scenario.facts_by_name[later] in reply, reply
+            assert not go_ahead.search(reply), reply
+            given = _pattern("partly_solved_facts_given", "partly_solved_facts_given_photos")
+            assert given.search(reply) and customer.issue_words([second]) in reply, reply
+            seen += 1
+    assert seen >= 20
+    # Said without a question, "I'll come to ... next" is still let go on, as a proposal.
+    seed, first, _, _ = next(_two_to_answer())
+    scenario, state = new_episode(HARD, "validation", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" I'll come to the other part of your message next.")
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
+
+
+def _escalation_with_first_steps(count: int = 600):
+    """(seed, the issue to escalate, its article's first steps said as an instruction): tickets with
+    one issue the agent answers and one that policy escalates."""
+    for seed in range(count):
+        s = generate(HARD, "validation", seed)
+        if len(s.intents) != 2 or len(s.expected.solvable) != 1 or len(s.expected.escalate_intents) != 1:
+            continue
+        issue = ISSUE_TYPES_BY_ID[s.expected.escalate_intents[0]]
+        if issue.escalation == "over_refund_cap":
+            continue
+        steps = "; ".join(x.lower() for x in ARTICLES_BY_ID[issue.article_id].steps[:2])
+        yield seed, issue.issue_id, f" Meanwhile, please {steps}."
+
+
+def test_first_steps_with_an_announced_hand_over_are_taken_up_not_kept_as_advice():
+    """ "I'll keep your advice on the suspicious activity on my account in mind for now." right after
+    the answer said that issue goes to the security specialists: the customer takes the first
+    steps up and waits for the team, whether they come with an answer or on their own."""
+    handover = " I'm also passing this to our specialist team, who will contact you."
+    advice = re.compile(r"your advice|the tips on|I'll start with that\.|That's a start", re.IGNORECASE)
+    seen = 0
+    for seed, issue_id, first_steps in _escalation_with_first_steps():
+        scenario, state = new_episode(HARD, "validation", seed)
+        article = _ready_to_answer(scenario, state)
+        solvable = list(scenario.expected.solvable)
+        answer = solution_message(scenario, state, solvable) + first_steps + handover
+        result = step(scenario, state, respond(answer, article))
+        if "respond_interim" not in dict(result.breakdown):
+            continue  # (steps that are no safe first step for this issue)
+        reply = _reply_now(state)
+        assert not advice.search(reply), reply
+        with_answer = _pattern("partly_solved_first_steps_handover", "partly_solved_first_steps_handover_photos")
+        assert with_answer.fullmatch(reply), reply
+        assert customer.issue_words([issue_id]) in reply, reply
+        # The first steps on their own, with the word of the hand-over, before the answer.
+        scenario, state = new_episode(HARD, "validation", seed)
+        _ready_to_answer(scenario, state)
+        result = step(scenario, state, respond("I'm sorry about this." + first_steps + handover))
+        if "respond_after_classify" in dict(result.breakdown):
+            continue  # (the first steps say the other issue's fix too: "sign out" of an access error)
+        assert "respond_interim" in dict(result.breakdown), result.breakdown
+        assert not advice.search(_reply_now(state)), _reply_now(state)
+        alone = _pattern(
+            "interim_handover", "interim_handover_plain", "interim_handover_grudging", "interim_open_handover"
+        )
+        assert alone.fullmatch(_reply_now(state)), _reply_now(state)
+        seen += 1
+    assert seen >= 5
+    # Without the word of the hand-over, the steps are still advice to keep in mind.
+    seed, _, first_steps = next(_escalation_with_first_steps())
+    scenario, state = new_episode(HARD, "validation", seed)
+    article = _ready_to_answer(scenario, state)
+    answer = solution_message(scenario, state, list(scenario.expected.solvable)) + first_steps
+    step(scenario, state, respond(answer, article))
+    assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), _reply_now(state))
