@@ -1700,6 +1700,30 @@ REACTIONS = {
         "Okay, I'll wait for them. And what about {remaining}?",
         "Alright, thanks. What about {remaining} in the meantime?",
     ),
+    # To a question in an answer that asks for no fact: a choice put to the customer ("Would you
+    # prefer a replacement or a refund?"), the choice naming what the customer asked for (a refund),
+    # a request to report back, and an open question it can answer only from what it wrote.
+    "question_choice": (
+        "I don't mind either way; whatever you think is best.",
+        "Whichever is quickest is fine by me.",
+        "Either is fine by me, as long as it gets sorted.",
+    ),
+    "question_choice_refund_request": (
+        "A refund, please; that's what I asked for.",
+        "I'd like the refund, please.",
+    ),
+    "question_choice_again": (
+        "Either is fine, as I said.",
+        "Whatever you think is best, really.",
+    ),
+    "question_report": (
+        "I'll let you know how it goes.",
+        "Will do, I'll tell you if it works.",
+    ),
+    "question_open": (
+        "I'm not sure, to be honest; everything I know is in my message.",
+        "I couldn't say, sorry, beyond what I've already written.",
+    ),
     # To a check-in ("Is there anything else I can help you with?").
     "check_in_done": (
         "All good, thank you. That's everything for now.",

@@ -1318,3 +1318,97 @@ def test_first_steps_with_an_announced_hand_over_are_taken_up_not_kept_as_advice
     answer = solution_message(scenario, state, list(scenario.expected.solvable)) + first_steps
     step(scenario, state, respond(answer, article))
     assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), _reply_now(state))
+
+
+_CHOICES = (
+    "Would you prefer a replacement or a refund?",
+    "Which account should we keep?",
+    "Would you like me to email you a summary or send it by text?",
+)
+
+
+def test_a_choice_put_in_an_answer_is_answered_and_no_irrelevant_answer():
+    """ "Would you prefer a replacement or a refund?" was charged respond_irrelevant, judged no
+    expert's step, and met with "I don't see what that has to do with the wrong item": a choice
+    put to the customer is a reasonable step once the facts are in, and the customer chooses (the
+    option it asked for, where it asked for one). One more straight after follows up on the choice
+    (a courtesy, as carrying out an accepted offer is) and the customer says it has chosen; a
+    third says nothing new and is charged as before."""
+    from supportenv.text import verdict
+
+    task = "action_selection"
+    seen = set()
+    for seed in range(60):
+        scenario, state = new_episode(task, "validation", seed)
+        while missing_facts(scenario, state) or not state.category:
+            step(scenario, state, expert.expert_action(scenario, state, task))
+        # (a choice whose options are an open issue's fix, "a replacement or a refund" for a lost
+        # parcel, answers it: the others are put here)
+        texts = [
+            f"{before} {c}"
+            for before, c in zip(
+                ("I'm sorry for the trouble with your order.", "Sorry, one more thing.", "And another thing."),
+                _CHOICES[seed % 3 :] + _CHOICES[: seed % 3],
+                strict=True,
+            )
+        ]
+        if state.done or any(verdict(t, scenario.intent_keys, "").solves for t in texts):
+            continue
+        question, again, third = map(respond, texts)
+        assert expert.is_acceptable(scenario, state, task, question), (seed, question.text)
+        result = step(scenario, state, question)
+        parts = dict(result.breakdown)
+        assert "respond_irrelevant" not in parts and result.reward >= 0, parts
+        reply = _reply_now(state)
+        choice = _pattern("question_choice", "question_choice_refund_request")
+        assert choice.fullmatch(reply) and customer.accepted_offer(reply), reply
+        if "refund" in question.text and "refund_request" in [i.issue_id for i in scenario.intents]:
+            assert re.fullmatch(_pattern("question_choice_refund_request"), reply), reply
+        seen.add(question.text.split(". ", 1)[1])
+        assert expert.is_acceptable(scenario, state, task, again)
+        assert "respond_irrelevant" not in dict(step(scenario, state, again).breakdown)
+        reply = _reply_now(state)
+        assert reply.startswith(content.REACTIONS["question_choice_again"]) and not customer.accepted_offer(reply), (
+            reply
+        )
+        assert not expert.is_acceptable(scenario, state, task, third)
+        assert "respond_irrelevant" in dict(step(scenario, state, third).breakdown)
+    assert seen == set(_CHOICES), seen
+    # An either-or put with a solution gets a choice, not a "Yes, please." to half of it.
+    from supportenv.episode import _makes_an_offer, _yes_to
+
+    assert _yes_to(_CHOICES[2]) == "" and not _makes_an_offer(_CHOICES[2])
+    assert _yes_to("Would you like me to email you a summary?") == customer.YES_TO_OFFER
+
+
+def test_a_direct_question_in_an_answer_is_never_passed_over():
+    """ "Which account should we keep?" in an answer was ignored: a question the customer can
+    answer from its situation gets an answer (a choice, that it will report back, or that it knows
+    no more than it wrote), placed where it reads naturally; a check-in or a question about the
+    answer itself ("How does that sound?") is left to the reply, as before."""
+    cases = {
+        " Which account should we keep?": ("question_choice", True),
+        " When did you first notice this?": ("question_open", True),
+        " Could you let me know whether that helps?": ("question_report", False),
+    }
+    seen = 0
+    for seed in range(60):
+        scenario = generate(HARD, "validation", seed)
+        if len(scenario.intents) != 1 or scenario.expected.escalate:
+            continue
+        scenario, state = new_episode(HARD, "validation", seed)
+        unasked = _answer(scenario, state, list(scenario.expected.solvable))
+        for question, (kind, first) in cases.items():
+            scenario, state = new_episode(HARD, "validation", seed)
+            reply = _answer(scenario, state, list(scenario.expected.solvable), after=question)
+            assert "respond_after_classify" in dict(state.last_breakdown), state.last_breakdown
+            assert reply != unasked, (question, reply)  # the question is not passed over
+            answers = [t for t in content.REACTIONS[kind] if (reply.startswith(t) if first else reply.endswith(t))]
+            assert answers, (question, reply)
+            seen += 1
+        for question in (" How does that sound?", " Is there anything else I can help with?"):
+            scenario, state = new_episode(HARD, "validation", seed)
+            reply = _answer(scenario, state, list(scenario.expected.solvable), after=question)
+            asked = [t for k in ("question_choice", "question_open", "question_report") for t in content.REACTIONS[k]]
+            assert not any(t in reply for t in asked), reply
+    assert seen >= 10
