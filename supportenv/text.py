@@ -363,9 +363,9 @@ _BLAME_SPECS = (
 # Courtesy markers: a polite answer has one and is not rude.
 _POLITE_SPECS = (
     (
-        "thank, thanks, thanking, thankful, thx, cheers, appreciate, appreciated, appreciates, appreciating,"
-        " appreciation",
-        r"\bthank(?:s|ing|ful)?\b|\bthx\b|\bcheers\b|\bappreciat(?:e|ed|es|ing|ion)\b",
+        "thank, thanks, thankyou, thanking, thankful, thx, cheers, appreciate, appreciated, appreciates,"
+        " appreciating, appreciation",
+        r"\bthank(?:s|you|ing|ful)?\b|\bthx\b|\bcheers\b|\bappreciat(?:e|ed|es|ing|ion)\b",
     ),
     (
         "sorry, apology, apologies, apologise, apologize, apologised, apologized, apologising, apologizing,"
@@ -383,9 +383,19 @@ _POLITE_SPECS = (
         "understand, imagine, understandable, understandably, i know how, i know it's, i know it is, i know this",
         r"\b(?:i|we)(?: \w+)? (?:understand|imagine)\b|\bunderstandabl[ey]\b|\bi know (?:how|it's|it is|this)\b",
     ),
+    # sympathy for what the customer is going through ("that sounds really frustrating")
     (
-        "frustrating, stressful, worrying, annoying, disappointing",
-        r"\b(?:must|can|would) be (?:so |very |really )?(?:frustrating|stressful|worrying|annoying|disappointing)\b",
+        "frustrating, stressful, worrying, annoying, disappointing, inconvenient",
+        r"\b(?:(?:must|can|would) be|sounds?|that's|that is) (?:so |very |really |incredibly )?"
+        r"(?:frustrating|stressful|worrying|annoying|disappointing|inconvenient)\b",
+    ),
+    # understanding and help offered in so many words ("I hear you", "completely understand",
+    # "I can see why", "I'm here to help", "let me help")
+    (
+        "hear you, understand, understandable, see why, see how, here to help, let me help, let us help",
+        r"\b(?:i|we) hear you\b|(?:^|[.!?,;] )(?:completely|totally|fully|perfectly) understand(?:able)?\b"
+        r"|\b(?:i|we) can (?:\w+ )?see (?:why|how)\b|\b(?:i'm|i am|we're|we are) (?:always |just )?here to help\b"
+        r"|\blet (?:me|us) help\b",
     ),
     (
         "certainly, of course, absolutely, welcome",

@@ -439,6 +439,29 @@ def test_a_credited_step_below_the_expert_is_taken_out_of_efficiency_once():
     assert seen >= 10
 
 
+def test_the_courtesy_the_policy_names_is_what_earns_the_politeness_reward():
+    """From blind audit round 33: warm answers without please, thanks or sorry ("That sounds
+    really frustrating", "I hear you") earned no politeness, and the policy said only "Be polite".
+    The policy names the courtesy that counts, each phrase it names is judged polite, and an
+    answer courteous in other words earns the reward."""
+    from supportenv.text import is_polite
+
+    rule = next(line for line in generate(HARD, "validation", 0).policy_text if line.startswith("Be polite"))
+    named = [*re.findall(r'"([^"]+)"', rule), "thanks", "please"]
+    assert len(named) >= 6 and "thanks" in rule and "apology" in rule, rule
+    for phrase in named:
+        assert is_polite(f"{phrase[0].upper()}{phrase[1:]}, the label is in the returns portal."), phrase
+    assert not is_polite("The label is in the returns portal.")
+    seed = find_seed(lambda s: len(s.intents) == 1 and not s.expected.escalate, split="validation")
+    for warm in ("That sounds really frustrating.", "I hear you.", "Completely understand.", "I'm here to help."):
+        scenario, state = new_episode(HARD, "validation", seed)
+        while (action := expert.expert_action(scenario, state, HARD)).kind != "respond_with_solution":
+            step(scenario, state, action)
+        steps = "; ".join(ARTICLES_BY_ID[action.article_id].steps)
+        result = step(scenario, state, respond(f"{warm} {steps}.", action.article_id))
+        assert "politeness" in dict(result.breakdown), (warm, result.breakdown)
+
+
 def test_manners_pay_for_the_share_of_the_case_handled():
     """Handling one issue of two earns half the credit for rules kept, tone, mood and speed."""
     seed = find_seed(lambda s: len(s.intents) == 2 and not s.expected.escalate)
