@@ -1075,6 +1075,9 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 # "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
 # before), or ""). A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
+# A line that says the problem has been going on a while (note "a_while"): never for a sudden one
+# (world._compose_message).
+A_WHILE = "a_while"
 # Openers that end so lead into the issue itself: no small talk may follow them.
 LEADS_INTO_THE_ISSUE = (": ", "but ")
 PERSONA_OPENERS = {
@@ -1099,7 +1102,7 @@ PERSONA_OPENERS = {
         (
             "Good morning, I hope you're having a good week. I've been meaning to write in about this for a while: ",
             ANY_KIND,
-            "",
+            A_WHILE,
         ),
     ),
     "angry": (
@@ -1175,6 +1178,10 @@ PERSONA_CLOSERS = {
         (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), ""),
     ),
 }
+
+# Issues that strike all at once and need help now (a hijacked account, a lost phone's codes, an
+# outage, a lock-out): a customer with one makes no small talk, nor says it has meant to write for a while.
+URGENT_ISSUES = frozenset(("account_takeover", "two_factor_lost", "service_outage", "account_locked"))
 
 # Off-topic sentences a customer might tack on; they name none of the article keywords.
 DISTRACTORS = (
