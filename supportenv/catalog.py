@@ -194,7 +194,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "specialist (who calls).",
         "Send a knowledge-base article only for an issue still open; one for an issue already answered or handed "
         "over adds cost and no help.",
-        "Be polite; never blame the customer.",
+        'Be polite, in words the customer can read (thanks, an apology, please, "I understand", "happy to '
+        'help", "glad to", "of course", "let me know", ...); never blame the customer.',
     )
 
 

@@ -1076,6 +1076,9 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 # before), "pressing" (it presses for a fix: never after it said how pressing the problem is), or "").
 # A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
+# A line that says the problem has been going on a while (note "a_while"): never for a sudden one
+# (world._compose_message).
+A_WHILE = "a_while"
 # Openers that end so lead into the issue itself: no small talk may follow them.
 LEADS_INTO_THE_ISSUE = (": ", "but ")
 PERSONA_OPENERS = {
@@ -1100,7 +1103,7 @@ PERSONA_OPENERS = {
         (
             "Good morning, I hope you're having a good week. I've been meaning to write in about this for a while: ",
             ANY_KIND,
-            "",
+            A_WHILE,
         ),
     ),
     "angry": (
@@ -1211,6 +1214,9 @@ ANGRY_CAN_WAIT = (
 # the problem holds up a business ("we're losing money"), which "no rush" would contradict.
 NEVER_CAN_WAIT = ("account_takeover",)
 IMPACT_IN_WORDS = frozenset(("service_outage/1", "service_outage/4", "service_outage/6", "service_outage/7"))
+# Issues that strike all at once (a hijacked account, a lost phone's codes, an outage, a lock-out):
+# a customer with one makes no small talk, nor says it has meant to write for a while.
+URGENT_ISSUES = frozenset(("account_takeover", "two_factor_lost", "service_outage", "account_locked"))
 
 # Off-topic sentences a customer might tack on; they name none of the article keywords.
 DISTRACTORS = (
@@ -1592,7 +1598,21 @@ REACTIONS = {
         "Okay, that covers {issue}, and the photos are on their way. What about {remaining}?",
         "Thanks, that helps with {issue}. I'll send the photos now, but you haven't got to {remaining} yet.",
     ),
-    # The same, to an answer that says it comes to what is left next.
+    # The same, to an answer that asked for facts the customer gives with this reply (it says the
+    # facts come before these words: no "go ahead", as nothing was offered, and no "ready when you
+    # are", as the customer has just done its part).
+    "partly_solved_facts_given": (
+        "Thanks, that covers {issue}. I hope that's all you need for {remaining}.",
+        "Okay, that covers {issue}, thanks. That should be everything for {remaining}.",
+        "Thanks, that helps with {issue}. Let me know if you need anything else for {remaining}.",
+    ),
+    "partly_solved_facts_given_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I hope that's all you need for "
+        "{remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. Let me know if you need anything else for "
+        "{remaining}.",
+    ),
+    # The same, to an answer that says it comes to what is left next (a proposal to go on with).
     "partly_solved_next": (
         "Thanks, that covers {issue}. Sure, go ahead with {remaining}.",
         "Okay, that covers {issue}, thanks. Ready when you are for {remaining}.",
@@ -1611,6 +1631,19 @@ REACTIONS = {
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll keep your advice on "
         "{remaining} in mind for now.",
         "Okay, that covers {issue}, and the photos are on their way. And thanks for the tips on {remaining}.",
+    ),
+    # The same, to an answer whose first steps come with the word that a specialist takes the rest
+    # over: the customer takes the steps up while it waits (the hand-over is no advice).
+    "partly_solved_first_steps_handover": (
+        "Thanks, that covers {issue}. I'll do what you suggested for {remaining} while the team takes it over.",
+        "Okay, that covers {issue}, thanks. I'll follow your first steps for {remaining} until the specialists "
+        "get in touch.",
+    ),
+    "partly_solved_first_steps_handover_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll do what you suggested for "
+        "{remaining} while the team takes it over.",
+        "Okay, that covers {issue}, and the photos are on their way. I'll follow your first steps for {remaining} "
+        "until the specialists get in touch.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (
@@ -1682,6 +1715,24 @@ REACTIONS = {
         "Okay, I'll start with that. But what about {remaining}?",
         "Thanks, that's a start. What about {remaining}, though?",
     ),
+    # The interim replies to first steps that come with the word of the hand-over ("... and I'm
+    # passing this to our security team"): the customer acts on them and waits for the specialists.
+    "interim_handover": (
+        "Thanks for acting so quickly. I'll do that and wait for the specialists.",
+        "Alright, thanks. I'll do that while the team takes it over.",
+    ),
+    "interim_handover_plain": (
+        "Okay, I'll do that while I wait for the team, thank you.",
+        "Okay, I'll start with that and wait to hear from the specialists.",
+    ),
+    "interim_handover_grudging": (
+        "Fine, I'll do that while I wait for the specialists.",
+        "Okay. I'll do that, but I hope the team is quick.",
+    ),
+    "interim_open_handover": (
+        "Okay, I'll start with that and wait for the team. But what about {remaining}?",
+        "Thanks, I'll do that while the specialists take over. What about {remaining}, though?",
+    ),
     # An answer that only says the case will go to a specialist, before it does.
     "handover_announced": (
         "Okay, thank you. So who will be in touch, and when?",
@@ -1690,6 +1741,30 @@ REACTIONS = {
     "handover_announced_open": (
         "Okay, I'll wait for them. And what about {remaining}?",
         "Alright, thanks. What about {remaining} in the meantime?",
+    ),
+    # To a question in an answer that asks for no fact: a choice put to the customer ("Would you
+    # prefer a replacement or a refund?"), the choice naming what the customer asked for (a refund),
+    # a request to report back, and an open question it can answer only from what it wrote.
+    "question_choice": (
+        "I don't mind either way; whatever you think is best.",
+        "Whichever is quickest is fine by me.",
+        "Either is fine by me, as long as it gets sorted.",
+    ),
+    "question_choice_refund_request": (
+        "A refund, please; that's what I asked for.",
+        "I'd like the refund, please.",
+    ),
+    "question_choice_again": (
+        "Either is fine, as I said.",
+        "Whatever you think is best, really.",
+    ),
+    "question_report": (
+        "I'll let you know how it goes.",
+        "Will do, I'll tell you if it works.",
+    ),
+    "question_open": (
+        "I'm not sure, to be honest; everything I know is in my message.",
+        "I couldn't say, sorry, beyond what I've already written.",
     ),
     # To a check-in ("Is there anything else I can help you with?").
     "check_in_done": (

@@ -166,9 +166,14 @@ def asked_for_another_number(reply: str) -> bool:
     return reply in content.REACTIONS["callback_no_phone"]
 
 
+# A choice the customer made among options the agent put to it is a yes to one of them.
+_CHOICES = (*content.REACTIONS["question_choice"], *content.REACTIONS["question_choice_refund_request"])
+
+
 def accepted_offer(reply: str) -> bool:
-    """Whether a customer reply said yes to something the agent offered."""
-    return reply.startswith(YES_TO_OFFER)
+    """Whether a customer reply said yes to something the agent offered (or chose one of the
+    options it put)."""
+    return reply.startswith((YES_TO_OFFER, *_CHOICES))
 
 
 def spoken_list(items: Iterable[str]) -> str:

@@ -21,7 +21,7 @@ from supportenv.errors import EpisodeFinishedError
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.solutions import announcements, first_steps_said, without_fact_questions
+from supportenv.solutions import announcements, first_steps_said, puts_a_choice, without_fact_questions
 from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.world import Scenario, tokenize
 
@@ -511,14 +511,91 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     # ("log in with your new address?" about a new email) is an instruction, not a question.
     asked = tuple(f for f in asked if f not in state.revealed and f in scenario.facts_by_name)
     reply = _respond(scenario, state, action, turn, asked)
-    if not asked:
+    if asked:
+        got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
+        state.revealed.extend(got.revealed)
+        turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
+        first = got.reply
+    else:
+        # Any other direct question (a choice, an open one) is answered too, never passed over.
+        first = _reply_to_question(scenario, state, turn, question)
+        if _question_kind(question) == "report":  # "I'll let you know how it goes" follows the reply
+            return f"{reply} {first}".strip()
+    if not first:
         return reply
-    got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
-    state.revealed.extend(got.revealed)
-    turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
-    if customer.accepted_offer(reply):  # the yes to an offer comes first, so the next step knows it
-        return f"{customer.YES_TO_OFFER} {got.reply} {reply.removeprefix(customer.YES_TO_OFFER).lstrip()}"
-    return f"{got.reply} {reply}"
+    if reply.startswith(customer.YES_TO_OFFER):  # the yes to an offer comes first, so the next step knows it
+        return f"{customer.YES_TO_OFFER} {first} {reply.removeprefix(customer.YES_TO_OFFER).lstrip()}".strip()
+    return f"{first} {reply}".strip()
+
+
+# A request to report back on what the answer gave ("Could you let me know whether that helps?").
+_REPORT_RE = re.compile(r"\blet (?:me|us) know (?:if|whether|how)\b", re.IGNORECASE)
+# An open question ("When did this start?", "Could you tell me what you see?"), and those the reply
+# itself answers: what the customer thinks of the answer ("How does that sound?"), how else to help.
+_OPEN_RE = re.compile(
+    r"^(?:\w+,\s+)?(?:what|when|where|why|how|who|which|whose)\b|"
+    r"\b(?:tell me|know|say|explain) (?:what|when|where|why|how|who|which|whether|if)\b",
+    re.IGNORECASE,
+)
+_LEFT_TO_THE_REPLY_RE = re.compile(
+    r"\b(?:sound|sounds|work for you|suit you|okay with you|ok with you|(?:can|may|could) (?:i|we) (?:\w+ )?"
+    r"(?:help|assist))\b",
+    re.IGNORECASE,
+)
+# An open issue a customer asked for by name, and the option of a choice that names it.
+_WANTED_OPTION = {"refund_request": re.compile(r"\brefund|\bmoney back\b", re.IGNORECASE)}
+
+
+@cached_for_short_texts
+def _question_kind(question: str) -> str:
+    """What an answer's last question asks of the customer beyond facts, offers and checks of
+    what it knows (those have their own replies): "choice", "report" (to tell how it goes),
+    "open" (which it can answer only from what it wrote), or "" (a check-in, a request to do or
+    send something, a question for someone else, or no question)."""
+    q = question.strip()
+    if not q.endswith("?") or _CHECK_IN_RE.search(q) or _SOMEONE_ELSE_RE.search(q) or _asks_for_photos(q):
+        return ""
+    if customer.fields_in_question(q):
+        return ""
+    if puts_a_choice(q):
+        return "choice"
+    if _REPORT_RE.search(q):
+        return "report"
+    return "open" if _OPEN_RE.search(q) and not _LEFT_TO_THE_REPLY_RE.search(q) else ""
+
+
+def _reply_to_question(scenario: Scenario, state: EpisodeState, turn: _Turn, question: str) -> str:
+    """The customer's answer to an answer's question that is no request for facts: its choice (the
+    option it asked for, where the choice names it), a promise to report back, or that it knows
+    no more than it wrote. Nothing for an answer it rejects (a rude, irrelevant or early one)."""
+    if any(turn.charged(p) for p in ("rude_language", "respond_irrelevant", "respond_before_classify")):
+        return ""
+    kind = _question_kind(question)
+    if not kind:
+        return ""
+    if kind == "choice" and _accepted_an_offer(state):
+        # Chosen already: said again, and no new yes (so that one choice frees one step, not a chain).
+        kind = "choice_again"
+    elif kind == "choice":
+        issues = [i.issue_id for i in scenario.intents]
+        wanted = [i for i, words in _WANTED_OPTION.items() if i in issues and words.search(question)]
+        kind = f"choice_{wanted[0]}" if wanted else kind
+    return _react("question_" + kind, scenario, state)
+
+
+def is_clarifying_question(action: Action) -> bool:
+    """Whether an answer is a short clarifying question: one that puts a choice to the customer or
+    asks it something open, for no fact (a reasonable step, answered, never an irrelevant answer)."""
+    return (
+        action.kind == "respond_with_solution"
+        and len(action.text.split()) <= _CLARIFYING_WORDS
+        and _question_kind(_last_question(action.text)) in ("choice", "open")
+        and not _announces_a_hand_over(action.text)  # (that is the hand-over's to answer)
+    )
+
+
+# A clarifying question this long at most: beyond, the answer is read as one.
+_CLARIFYING_WORDS = 40
 
 
 def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, asking: tuple[str, ...] = ()) -> str:
@@ -568,7 +645,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             turn.notes.append(f"that asks for what the {titles} needs: answer once it is in")
             return _react(tone, scenario, state) if tone else ""
     if not newly:
-        return _respond_without_solving(scenario, state, action, turn, judged.solves, tone, judged.stuffed)
+        return _respond_without_solving(
+            scenario, state, action, turn, judged.solves, tone, judged.stuffed, judged.wrong_solutions
+        )
     missing = missing_facts(scenario, state, newly)
     blocked = ""  # what the customer says of the issues the answer could not be applied to
     if missing:
@@ -611,21 +690,24 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # "Thanks, but I still need help with ..." is not a satisfied customer's line.
         turn.sentiment = min(turn.sentiment, _STILL_WAITING_MOOD - state.sentiment)
         # What is left only waits for a hand-over: the customer starts on the first steps this
-        # answer gave for it, or waits for the hand-over it announces.
+        # answer gave for it (and waits for the specialists too, if the answer says they take it
+        # over), or waits for the hand-over it announces.
         only_handovers = not set(waiting) & set(left)
         started = only_handovers and set(waiting) <= set(first_steps)
-        announced = only_handovers and not started and _announces_a_hand_over(action.text)
-        # ... and an answer that says it comes to what is left next is let go on.
-        # (as does one that asks for facts the rest needs: "could you send the order number?")
-        asks_on = action.fields or customer.fields_in_question(_last_question(action.text) or "")
-        coming = not (started or announced) and (bool(asks_on) or _says_it_comes_to_the_rest(action.text))
+        announced = only_handovers and _announces_a_hand_over(action.text)
+        # ... and an answer that asks for facts (the customer gives them with this reply: `asking`)
+        # has them given, with no "go ahead" to an offer never made; one that says it comes to
+        # what is left next is let go on.
+        coming = _says_it_comes_to_the_rest(action.text)
         # ... and what is left only had an article sent: the customer says it did not tell them what to do.
         only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
         kind = (
-            "partly_solved_first_steps"
+            ("partly_solved_first_steps_handover" if announced else "partly_solved_first_steps")
             if started
             else "partly_solved_handover"
             if announced
+            else "partly_solved_facts_given"
+            if asking
             else "partly_solved_next"
             if coming
             else "partly_solved_after_article"
@@ -786,7 +868,11 @@ def _makes_an_offer(text: str) -> bool:
     """Whether a sentence of the answer offers the customer something ("Would you like me to ...?",
     "I can sign you up for updates if that helps.")."""
     sentences = _ANSWER_SENTENCE_END_RE.split(text.strip())
-    return any(_STATED_OFFER_RE.search(s) or (s.endswith("?") and _OFFER_RE.search(s)) for s in sentences)
+    # (an either-or is no offer to say yes to: the customer chooses, _reply_to_question)
+    return any(
+        (_STATED_OFFER_RE.search(s) or (s.endswith("?") and _OFFER_RE.search(s))) and not puts_a_choice(s)
+        for s in sentences
+    )
 
 
 @cached_for_short_texts
@@ -823,6 +909,8 @@ def _yes_to(question: str) -> str:
     """What the customer says first to the question an answer ends with: a yes to an offer, a
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a
     request to do or send something, a question for facts, answered with the facts)."""
+    if puts_a_choice(question):  # no yes to an either-or: the customer chooses (_reply_to_question)
+        return ""
     if _OFFER_RE.search(question):
         return customer.YES_TO_OFFER
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
@@ -862,9 +950,11 @@ def _respond_without_solving(
     solves: tuple[str, ...],
     tone: str | None,
     stuffed: bool,
+    wrong: int = 0,
 ) -> str:
     """An answer that solves nothing new: the first steps of an issue that must be escalated,
-    a repeat, a bare citation, or an answer to something else."""
+    a repeat, a clarifying question, a bare citation, or an answer to something else (`wrong`:
+    the other issues' solutions it names)."""
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
     # (the first steps of an issue to escalate, not the words of its hand-over: "I'll pass that to
@@ -884,10 +974,14 @@ def _respond_without_solving(
             turn.notes.append("good first steps; policy still requires escalating this issue")
             if tone:
                 return _react(tone, scenario, state)
+            # First steps that come with the word of the hand-over are taken up while the customer
+            # waits for the specialists, not kept in mind as advice.
+            interim = "interim_handover" if _announces_a_hand_over(action.text) else "interim"
             left = unsolved(scenario, state)
             if left:  # the customer still waits for an answer to the rest, and says so
-                return _react("interim_open", scenario, state, remaining=customer.issue_words(left))
-            return _react(customer.in_mood("interim", _mood_after(state, turn)), scenario, state)
+                open_kind = interim.replace("interim", "interim_open")
+                return _react(open_kind, scenario, state, remaining=customer.issue_words(left))
+            return _react(customer.in_mood(interim, _mood_after(state, turn)), scenario, state)
     if not state.escalated and exp.escalate_intents and not stuffed and _announces_a_hand_over(action.text):
         # Telling the customer the case goes to a specialist gives no first steps and hands
         # nothing over: escalate_to_human does that, and its reason is what the customer hears.
@@ -921,6 +1015,15 @@ def _respond_without_solving(
         # as the same question asked (the step still counts in efficiency).
         turn.notes.append("a check-in: it answers nothing and asks for no fact")
         return _check_in_reply(scenario, state)
+    previous = state.actions[-2] if len(state.actions) > 1 else None
+    again = previous is not None and is_clarifying_question(previous)
+    if not (stuffed or wrong or again) and is_clarifying_question(action):
+        # "Would you prefer a replacement or a refund?": a reasonable question, which the customer
+        # answers (see _reply_to_question); the step still counts in efficiency. Once: a second
+        # one in a row is charged as an answer that says nothing (unless it follows up on a
+        # choice just made, carrying out an accepted offer, above).
+        turn.notes.append("a clarifying question: it answers nothing yet and asks for no fact")
+        return _react(tone, scenario, state) if tone else ""
     # One charge for one wrong answer, whether it names another issue's fix or nothing at all.
     turn.add("respond_irrelevant")
     turn.mood(-0.2, -1)

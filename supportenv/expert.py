@@ -15,6 +15,7 @@ from supportenv.episode import (
     fact_label,
     first_steps_given,
     is_check_in,
+    is_clarifying_question,
     missing_facts,
     offered_article_fits,
     open_issues,
@@ -108,6 +109,13 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
         if ready:
             return True
+        if is_clarifying_question(action) and not (judged.solves or judged.stuffed):
+            # A choice put to the customer ("Would you prefer a replacement or a refund?"), or an
+            # open question it answers: reasonable once the facts are in, as a check-in is, and not
+            # twice in a row (the episode charges the second as an answer that says nothing; one
+            # that follows up on a choice just made is carrying out an accepted offer, above).
+            previous = state.actions[-1] if state.actions else None
+            return not missing_facts(scenario, state) and not (previous and is_clarifying_question(previous))
         if missing_facts(scenario, state):
             return False
         # The safe first steps of an issue to escalate are credited too, as the episode credits them.

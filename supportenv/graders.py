@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from supportenv import expert
 from supportenv.actions import Action
@@ -22,7 +23,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-6"
+GRADER_VERSION = "graders-7"
 
 
 @dataclass(frozen=True)
@@ -196,16 +197,41 @@ def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _O
 # ---- action_selection ----
 
 
+class _Free(NamedTuple):
+    """What the efficiency component counts neither as slow nor as dear: the safe first steps
+    given before an escalation, the accepted offers and expert-grade extras, and what those cost."""
+
+    interim_steps: int
+    courtesy_steps: int
+    courtesy_cost: float
+
+
+def _free_of(state: EpisodeState) -> _Free:
+    return _Free(state.interim_steps, state.courtesy_steps, state.courtesy_cost)
+
+
+def _judged_replay(scenario: Scenario, state: EpisodeState) -> tuple[list[int], _Free]:
+    """The steps (numbered from 1) whose action no expert would have taken there, judged on a
+    replay of the episode's actions from the start, and what of the free part (_Free) those
+    steps earned: step quality charges them, so efficiency must neither count nor free them."""
+    replayed = opening_state(scenario, state.episode_id)
+    below = []
+    free = _Free(0, 0, 0.0)
+    for number, action in enumerate(state.actions, 1):
+        acceptable = expert.is_acceptable(scenario, replayed, state.task_id, action)
+        before = _free_of(replayed)
+        advance(scenario, replayed, action)
+        if not acceptable:
+            below.append(number)
+            after = _free_of(replayed)
+            free = _Free(*(total + a - b for total, a, b in zip(free, after, before, strict=True)))
+    return below, free
+
+
 def steps_below_expert(scenario: Scenario, state: EpisodeState) -> list[int]:
     """The steps (numbered from 1) whose action no expert would have taken there, judged on
     a replay of the episode's actions from the start."""
-    replayed = opening_state(scenario, state.episode_id)
-    below = []
-    for number, action in enumerate(state.actions, 1):
-        if not expert.is_acceptable(scenario, replayed, state.task_id, action):
-            below.append(number)
-        advance(scenario, replayed, action)
-    return below
+    return _judged_replay(scenario, state)[0]
 
 
 def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -272,9 +298,12 @@ def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     """action_selection's: a step no expert would take is step quality's to charge, so only the
     expert-grade steps and what they cost count here (asking one fact at a time is slow; a wrong
     step is wrong)."""
-    below = steps_below_expert(scenario, state)
+    below, free_below = _judged_replay(scenario, state)
     wasted = sum(ACTION_COSTS.get(state.actions[n - 1].kind, 0.0) for n in below)
-    return _efficiency(scenario, state, opt, state.step - len(below), state.cost - wasted)
+    # (a step below the expert's that the episode also credited, say an open issue's guide sent
+    # before the facts were in, is taken out once: as a step below, not again as a free one)
+    free = _Free(*(a - b for a, b in zip(_free_of(state), free_below, strict=True)))
+    return _efficiency(scenario, state, opt, state.step - len(below), state.cost - wasted, free)
 
 
 # Money is weighed against the expert's spend plus this much, so that an extra dollar over an
@@ -288,23 +317,31 @@ def _count(n: int, thing: str) -> str:
 
 
 def _efficiency(
-    scenario: Scenario, state: EpisodeState, opt: _Optimum, counted: int, spent: float
+    scenario: Scenario,
+    state: EpisodeState,
+    opt: _Optimum,
+    counted: int,
+    spent: float,
+    free: _Free | None = None,
 ) -> tuple[float, str]:
+    """Steps and money against the expert's: the `counted` steps and the `spent` dollars, less
+    the `free` part among them (by default the episode's: _free_of)."""
     share, note = handled_share(scenario, state, opt)
     if not share:
         return 0.0, f"no credit for speed: {NOTHING_HANDLED}"
     # Safe first steps given before an escalation, an offer the customer accepted, and the
     # expert-grade extras (a guide to an open issue, the specialist's callback) are credited,
     # not counted as wasted steps or money.
-    taken = counted - state.interim_steps - state.courtesy_steps
+    free = _free_of(state) if free is None else free
+    taken = counted - free.interim_steps - free.courtesy_steps
     steps = opt.steps / max(taken, opt.steps)
-    charged = spent - state.courtesy_cost
+    charged = spent - free.courtesy_cost
     cost = (opt.cost + COST_SCALE) / (max(charged, opt.cost) + COST_SCALE)
-    free = [
-        *([_count(state.interim_steps, "safe first step")] if state.interim_steps else []),
-        *([_count(state.courtesy_steps, "accepted offer or helpful extra")] if state.courtesy_steps else []),
+    not_counted = [
+        *([_count(free.interim_steps, "safe first step")] if free.interim_steps else []),
+        *([_count(free.courtesy_steps, "accepted offer or helpful extra")] if free.courtesy_steps else []),
     ]
-    interim = f", not counting {' and '.join(free)}" if free else ""
+    interim = f", not counting {' and '.join(not_counted)}" if not_counted else ""
     below = state.step - counted
     counted_steps = (
         f"{state.step} steps"
@@ -315,7 +352,7 @@ def _efficiency(
     counted_cost = f"${state.cost:.0f}"
     if charged != state.cost:
         why_not = [
-            *(["helpful extras and accepted offers are free"] if state.courtesy_cost else []),
+            *(["helpful extras and accepted offers are free"] if free.courtesy_cost else []),
             *(["steps below the expert's are step quality's"] if spent != state.cost else []),
         ]
         counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} spent ({'; '.join(why_not)})"

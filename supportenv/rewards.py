@@ -37,7 +37,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     ),
     "respond_repeat": (-0.1, "respond_with_solution after the issue was already solved"),
     "rude_language": (-0.3, "rude or blaming language in any text"),
-    "politeness": (0.05, "polite response"),
+    "politeness": (
+        0.05,
+        "respond_with_solution whose words are courteous (thanks, an apology, please, I understand, happy to help,"
+        " glad to, ...) and not rude",
+    ),
     "personalised": (0.05, "response mentions the customer's own facts"),
     "kb_correct": (
         0.1,

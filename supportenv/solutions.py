@@ -429,6 +429,20 @@ def asks_for_a_fact(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") and bool(_FACT_WORDS_RE.search(sentence))
 
 
+# A question that puts a choice to the customer ("Would you prefer a replacement or a refund?",
+# "Which account should we keep?"): the customer says what it prefers, and the options it names
+# are no answer to another issue (text.verdict).
+_CHOICE_RE = re.compile(
+    r"\b(?:prefer|rather)\b|\b(?:would|do) you (?:like|want)\b.*\bor\b|\b(?:shall|should) (?:i|we)\b.*\bor\b"
+    r"|\b(?:which|what)\b.*\b(?:would|should|shall) (?:you|we|i)\b|\bwhich (?:\w+ )?do you (?:want|like|need)\b",
+    re.IGNORECASE,
+)
+
+
+def puts_a_choice(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") and bool(_CHOICE_RE.search(sentence))
+
+
 def without_fact_questions(text: str) -> str:
     """The text without its questions that ask for a fact, as the article steps it says are read from."""
     sentences = _SENTENCE_END_RE.split(text)

@@ -26,6 +26,7 @@ from supportenv.records import frozen_record
 from supportenv.solutions import (
     PHRASE_OWNER,
     phrases_said,
+    puts_a_choice,
     sentences_of,
     steps_said,
     steps_said_in_a_sentence,
@@ -362,9 +363,9 @@ _BLAME_SPECS = (
 # Courtesy markers: a polite answer has one and is not rude.
 _POLITE_SPECS = (
     (
-        "thank, thanks, thanking, thankful, thx, cheers, appreciate, appreciated, appreciates, appreciating,"
-        " appreciation",
-        r"\bthank(?:s|ing|ful)?\b|\bthx\b|\bcheers\b|\bappreciat(?:e|ed|es|ing|ion)\b",
+        "thank, thanks, thankyou, thanking, thankful, thx, cheers, appreciate, appreciated, appreciates,"
+        " appreciating, appreciation",
+        r"\bthank(?:s|you|ing|ful)?\b|\bthx\b|\bcheers\b|\bappreciat(?:e|ed|es|ing|ion)\b",
     ),
     (
         "sorry, apology, apologies, apologise, apologize, apologised, apologized, apologising, apologizing,"
@@ -382,9 +383,19 @@ _POLITE_SPECS = (
         "understand, imagine, understandable, understandably, i know how, i know it's, i know it is, i know this",
         r"\b(?:i|we)(?: \w+)? (?:understand|imagine)\b|\bunderstandabl[ey]\b|\bi know (?:how|it's|it is|this)\b",
     ),
+    # sympathy for what the customer is going through ("that sounds really frustrating")
     (
-        "frustrating, stressful, worrying, annoying, disappointing",
-        r"\b(?:must|can|would) be (?:so |very |really )?(?:frustrating|stressful|worrying|annoying|disappointing)\b",
+        "frustrating, stressful, worrying, annoying, disappointing, inconvenient",
+        r"\b(?:(?:must|can|would) be|sounds?|that's|that is) (?:so |very |really |incredibly )?"
+        r"(?:frustrating|stressful|worrying|annoying|disappointing|inconvenient)\b",
+    ),
+    # understanding and help offered in so many words ("I hear you", "completely understand",
+    # "I can see why", "I'm here to help", "let me help")
+    (
+        "hear you, understand, understandable, see why, see how, here to help, let me help, let us help",
+        r"\b(?:i|we) hear you\b|(?:^|[.!?,;] )(?:completely|totally|fully|perfectly) understand(?:able)?\b"
+        r"|\b(?:i|we) can (?:\w+ )?see (?:why|how)\b|\b(?:i'm|i am|we're|we are) (?:always |just )?here to help\b"
+        r"|\blet (?:me|us) help\b",
     ),
     (
         "certainly, of course, absolutely, welcome",
@@ -517,7 +528,8 @@ class _Analysis(NamedTuple):
     rude: bool
     polite: bool
     named: frozenset[str]  # issues whose solution phrases or article steps the text says
-    by_sentence: tuple[frozenset[str], ...]  # the same, of each sentence on its own (see below)
+    # the same, of each sentence on its own (see below), and whether it puts a choice to the customer
+    by_sentence: tuple[tuple[frozenset[str], bool], ...]
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
@@ -530,7 +542,7 @@ def _analyse(text: str) -> _Analysis:
     rude, polite = _tone(lower)
     phrased = frozenset(PHRASE_OWNER[p] for p in counts)
     by_sentence = tuple(
-        frozenset(PHRASE_OWNER[p] for p in phrases_said(sentence)) | steps_said_in_a_sentence(sentence)
+        (frozenset(PHRASE_OWNER[p] for p in phrases_said(sentence)) | steps_said_in_a_sentence(sentence), sentence)
         for sentence in sentences_of(said)
     )
     return _Analysis(
@@ -538,7 +550,7 @@ def _analyse(text: str) -> _Analysis:
         rude,
         polite,
         phrased | steps_said(said),
-        tuple(owners for owners in by_sentence if owners),
+        tuple((owners, puts_a_choice(sentence)) for owners, sentence in by_sentence if owners),
         tuple((PHRASE_OWNER[p], n) for p, n in counts.items()),
     )
 
@@ -574,9 +586,15 @@ def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) ->
     # free replacement" says "ship a replacement" and "shipping is free"); a sentence of other fixes only,
     # or with many of them, is someone else's answer.
     wrong_citation = bool(article_id) and article_id not in {article for _, article in intents}
-    others = frozenset().union(*by_sentence) - own
+    # A question putting a choice to the customer ("Would you prefer a replacement or a refund?")
+    # names options, not someone else's answer: it may name a neighbouring fix or two on its own.
+    others = frozenset().union(*(owners for owners, _ in by_sentence)) - own
     untolerated = frozenset().union(
-        *(owners - own for owners in by_sentence if not owners & own or len(owners - own) > NEIGHBOUR_FIXES)
+        *(
+            owners - own
+            for owners, choice in by_sentence
+            if (not (owners & own or choice) or len(owners - own) > NEIGHBOUR_FIXES)
+        )
     )
     wrong = len(untolerated) + wrong_citation
     repeated = max([n for owner, n in owner_counts if owner in own], default=0)

@@ -333,7 +333,8 @@ def test_first_steps_for_one_issue_leave_the_other_asked_about():
     steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
     step(scenario, state, respond(f"I'm sorry about this. Please {steps}.", "KB-SEC-01"))
     reply = _reply_now(state)
-    assert re.fullmatch(_pattern("interim_open"), reply), reply
+    # (the article's last step, "escalate the case to the security team", tells of the hand-over)
+    assert re.fullmatch(_pattern("interim_open_handover"), reply), reply
     assert issue_words(list(scenario.expected.solvable)) in reply, reply
 
 
@@ -1208,3 +1209,206 @@ def test_a_check_in_is_no_wrong_choice_once_but_not_twice_running():
         assert expert.is_acceptable(scenario, state, task, check_in)
         step(scenario, state, check_in)
         assert not expert.is_acceptable(scenario, state, task, check_in)
+
+
+# ---- from blind audit round 33: replies that fit what the agent said in the same message ----
+
+
+def _two_to_answer(split: str = "validation", count: int = 400):
+    """(seed, first, second, a fact of the second's the customer has not written): tickets with two
+    issues the agent answers, the second needing a fact the first does not."""
+    for seed in range(count):
+        s = generate(HARD, split, seed)
+        if len(s.expected.solvable) != 2 or s.expected.escalate:
+            continue
+        first, second = s.expected.solvable
+        later = [
+            f
+            for f in ISSUE_TYPES_BY_ID[second].required_facts
+            if f not in ISSUE_TYPES_BY_ID[first].required_facts and s.facts_by_name.get(f, "") not in s.opening_message
+        ]
+        if later:
+            yield seed, first, second, later[0]
+
+
+def test_facts_given_with_a_reply_get_no_go_ahead_nor_ready_when_you_are():
+    """ "It's order ORD-759687. Okay, that covers the slowness, thanks. Ready when you are for the
+    invoice." (and "Sure, go ahead with ..."): to an answer that also asked for the other issue's
+    facts, the customer gives them and says they are what the agent needs; "go ahead" is only
+    for an answer that said it comes to the rest next."""
+    from supportenv.episode import fact_label
+
+    go_ahead = re.compile(r"go ahead|ready when you are|all ears", re.IGNORECASE)
+    seen = 0
+    for seed, first, second, later in _two_to_answer():
+        for also in ("", " I'll come to the other part of your message next."):
+            scenario, state = new_episode(HARD, "validation", seed)
+            step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+            if ISSUE_TYPES_BY_ID[first].required_facts:
+                step(scenario, state, ask(*ISSUE_TYPES_BY_ID[first].required_facts))
+            text = solution_message(scenario, state, [first]) + also + f" Could you share your {fact_label(later)}?"
+            step(scenario, state, respond(text, ISSUE_TYPES_BY_ID[first].article_id))
+            reply = _reply_now(state)
+            assert later in state.revealed and scenario.facts_by_name[later] in reply, reply
+            assert not go_ahead.search(reply), reply
+            given = _pattern("partly_solved_facts_given", "partly_solved_facts_given_photos")
+            assert given.search(reply) and customer.issue_words([second]) in reply, reply
+            seen += 1
+    assert seen >= 20
+    # Said without a question, "I'll come to ... next" is still let go on, as a proposal.
+    seed, first, _, _ = next(_two_to_answer())
+    scenario, state = new_episode(HARD, "validation", seed)
+    step(scenario, state, classify(scenario.expected.category, issue_type=scenario.expected.issue_type))
+    _answer(scenario, state, [first], after=" I'll come to the other part of your message next.")
+    assert re.fullmatch(_pattern("partly_solved_next", "partly_solved_next_photos"), _reply_now(state))
+
+
+def _escalation_with_first_steps(count: int = 600):
+    """(seed, the issue to escalate, its article's first steps said as an instruction): tickets with
+    one issue the agent answers and one that policy escalates."""
+    for seed in range(count):
+        s = generate(HARD, "validation", seed)
+        if len(s.intents) != 2 or len(s.expected.solvable) != 1 or len(s.expected.escalate_intents) != 1:
+            continue
+        issue = ISSUE_TYPES_BY_ID[s.expected.escalate_intents[0]]
+        if issue.escalation == "over_refund_cap":
+            continue
+        steps = "; ".join(x.lower() for x in ARTICLES_BY_ID[issue.article_id].steps[:2])
+        yield seed, issue.issue_id, f" Meanwhile, please {steps}."
+
+
+def test_first_steps_with_an_announced_hand_over_are_taken_up_not_kept_as_advice():
+    """ "I'll keep your advice on the suspicious activity on my account in mind for now." right after
+    the answer said that issue goes to the security specialists: the customer takes the first
+    steps up and waits for the team, whether they come with an answer or on their own."""
+    handover = " I'm also passing this to our specialist team, who will contact you."
+    advice = re.compile(r"your advice|the tips on|I'll start with that\.|That's a start", re.IGNORECASE)
+    seen = 0
+    for seed, issue_id, first_steps in _escalation_with_first_steps():
+        scenario, state = new_episode(HARD, "validation", seed)
+        article = _ready_to_answer(scenario, state)
+        solvable = list(scenario.expected.solvable)
+        answer = solution_message(scenario, state, solvable) + first_steps + handover
+        result = step(scenario, state, respond(answer, article))
+        if "respond_interim" not in dict(result.breakdown):
+            continue  # (steps that are no safe first step for this issue)
+        reply = _reply_now(state)
+        assert not advice.search(reply), reply
+        with_answer = _pattern("partly_solved_first_steps_handover", "partly_solved_first_steps_handover_photos")
+        assert with_answer.fullmatch(reply), reply
+        assert customer.issue_words([issue_id]) in reply, reply
+        # The first steps on their own, with the word of the hand-over, before the answer.
+        scenario, state = new_episode(HARD, "validation", seed)
+        _ready_to_answer(scenario, state)
+        result = step(scenario, state, respond("I'm sorry about this." + first_steps + handover))
+        if "respond_after_classify" in dict(result.breakdown):
+            continue  # (the first steps say the other issue's fix too: "sign out" of an access error)
+        assert "respond_interim" in dict(result.breakdown), result.breakdown
+        assert not advice.search(_reply_now(state)), _reply_now(state)
+        alone = _pattern(
+            "interim_handover", "interim_handover_plain", "interim_handover_grudging", "interim_open_handover"
+        )
+        assert alone.fullmatch(_reply_now(state)), _reply_now(state)
+        seen += 1
+    assert seen >= 5
+    # Without the word of the hand-over, the steps are still advice to keep in mind.
+    seed, _, first_steps = next(_escalation_with_first_steps())
+    scenario, state = new_episode(HARD, "validation", seed)
+    article = _ready_to_answer(scenario, state)
+    answer = solution_message(scenario, state, list(scenario.expected.solvable)) + first_steps
+    step(scenario, state, respond(answer, article))
+    assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), _reply_now(state))
+
+
+_CHOICES = (
+    "Would you prefer a replacement or a refund?",
+    "Which account should we keep?",
+    "Would you like me to email you a summary or send it by text?",
+)
+
+
+def test_a_choice_put_in_an_answer_is_answered_and_no_irrelevant_answer():
+    """ "Would you prefer a replacement or a refund?" was charged respond_irrelevant, judged no
+    expert's step, and met with "I don't see what that has to do with the wrong item": a choice
+    put to the customer is a reasonable step once the facts are in, and the customer chooses (the
+    option it asked for, where it asked for one). One more straight after follows up on the choice
+    (a courtesy, as carrying out an accepted offer is) and the customer says it has chosen; a
+    third says nothing new and is charged as before."""
+    from supportenv.text import verdict
+
+    task = "action_selection"
+    seen = set()
+    for seed in range(60):
+        scenario, state = new_episode(task, "validation", seed)
+        while missing_facts(scenario, state) or not state.category:
+            step(scenario, state, expert.expert_action(scenario, state, task))
+        # (a choice whose options are an open issue's fix, "a replacement or a refund" for a lost
+        # parcel, answers it: the others are put here)
+        texts = [
+            f"{before} {c}"
+            for before, c in zip(
+                ("I'm sorry for the trouble with your order.", "Sorry, one more thing.", "And another thing."),
+                _CHOICES[seed % 3 :] + _CHOICES[: seed % 3],
+                strict=True,
+            )
+        ]
+        if state.done or any(verdict(t, scenario.intent_keys, "").solves for t in texts):
+            continue
+        question, again, third = map(respond, texts)
+        assert expert.is_acceptable(scenario, state, task, question), (seed, question.text)
+        result = step(scenario, state, question)
+        parts = dict(result.breakdown)
+        assert "respond_irrelevant" not in parts and result.reward >= 0, parts
+        reply = _reply_now(state)
+        choice = _pattern("question_choice", "question_choice_refund_request")
+        assert choice.fullmatch(reply) and customer.accepted_offer(reply), reply
+        if "refund" in question.text and "refund_request" in [i.issue_id for i in scenario.intents]:
+            assert re.fullmatch(_pattern("question_choice_refund_request"), reply), reply
+        seen.add(question.text.split(". ", 1)[1])
+        assert expert.is_acceptable(scenario, state, task, again)
+        assert "respond_irrelevant" not in dict(step(scenario, state, again).breakdown)
+        reply = _reply_now(state)
+        assert reply.startswith(content.REACTIONS["question_choice_again"]) and not customer.accepted_offer(reply), (
+            reply
+        )
+        assert not expert.is_acceptable(scenario, state, task, third)
+        assert "respond_irrelevant" in dict(step(scenario, state, third).breakdown)
+    assert seen == set(_CHOICES), seen
+    # An either-or put with a solution gets a choice, not a "Yes, please." to half of it.
+    from supportenv.episode import _makes_an_offer, _yes_to
+
+    assert _yes_to(_CHOICES[2]) == "" and not _makes_an_offer(_CHOICES[2])
+    assert _yes_to("Would you like me to email you a summary?") == customer.YES_TO_OFFER
+
+
+def test_a_direct_question_in_an_answer_is_never_passed_over():
+    """ "Which account should we keep?" in an answer was ignored: a question the customer can
+    answer from its situation gets an answer (a choice, that it will report back, or that it knows
+    no more than it wrote), placed where it reads naturally; a check-in or a question about the
+    answer itself ("How does that sound?") is left to the reply, as before."""
+    cases = {
+        " Which account should we keep?": ("question_choice", True),
+        " When did you first notice this?": ("question_open", True),
+        " Could you let me know whether that helps?": ("question_report", False),
+    }
+    seen = 0
+    for seed in range(60):
+        scenario = generate(HARD, "validation", seed)
+        if len(scenario.intents) != 1 or scenario.expected.escalate:
+            continue
+        scenario, state = new_episode(HARD, "validation", seed)
+        unasked = _answer(scenario, state, list(scenario.expected.solvable))
+        for question, (kind, first) in cases.items():
+            scenario, state = new_episode(HARD, "validation", seed)
+            reply = _answer(scenario, state, list(scenario.expected.solvable), after=question)
+            assert "respond_after_classify" in dict(state.last_breakdown), state.last_breakdown
+            assert reply != unasked, (question, reply)  # the question is not passed over
+            answers = [t for t in content.REACTIONS[kind] if (reply.startswith(t) if first else reply.endswith(t))]
+            assert answers, (question, reply)
+            seen += 1
+        for question in (" How does that sound?", " Is there anything else I can help with?"):
+            scenario, state = new_episode(HARD, "validation", seed)
+            reply = _answer(scenario, state, list(scenario.expected.solvable), after=question)
+            asked = [t for k in ("question_choice", "question_open", "question_report") for t in content.REACTIONS[k]]
+            assert not any(t in reply for t in asked), reply
+    assert seen >= 10

@@ -412,6 +412,56 @@ def test_a_wrong_step_is_charged_once_in_action_selection():
     assert parts[1]["efficiency"].score == parts[0]["efficiency"].score == 1.0
 
 
+def test_a_credited_step_below_the_expert_is_taken_out_of_efficiency_once():
+    """From blind audit round 33: "$-1 counted of $1 spent". An open issue's guide sent before its
+    facts are in is credited by its step reward (free in efficiency) but is a step no expert takes
+    there (step quality's): efficiency took it out twice, its dollar and its step. Counted money
+    is never negative nor more than was spent, and a step taken out is never also called free."""
+    task = "action_selection"
+    money = re.compile(r"\$(-?\d+) counted of \$(\d+) spent")
+    seen = 0
+    for split in ("validation", "train"):
+        for seed in range(40):
+            scenario, state = new_episode(task, split, seed)
+            if not state.category:
+                step(scenario, state, expert.expert_action(scenario, state, task))
+            if not missing_facts(scenario, state):
+                continue
+            guide = Action("suggest_knowledge_base", article_id=scenario.intents[0].article_id)
+            assert not expert.is_acceptable(scenario, state, task, guide)
+            assert "kb_correct" in dict(step(scenario, state, guide).breakdown)
+            while not state.done:
+                step(scenario, state, expert.expert_action(scenario, state, task))
+            detail = next(c.detail for c in grade_state(scenario, state).components if c.name == "efficiency")
+            counted, spent = map(int, money.search(detail).groups())
+            assert 0 <= counted <= spent and "accepted offer or helpful extra" not in detail, detail
+            seen += 1
+    assert seen >= 10
+
+
+def test_the_courtesy_the_policy_names_is_what_earns_the_politeness_reward():
+    """From blind audit round 33: warm answers without please, thanks or sorry ("That sounds
+    really frustrating", "I hear you") earned no politeness, and the policy said only "Be polite".
+    The policy names the courtesy that counts, each phrase it names is judged polite, and an
+    answer courteous in other words earns the reward."""
+    from supportenv.text import is_polite
+
+    rule = next(line for line in generate(HARD, "validation", 0).policy_text if line.startswith("Be polite"))
+    named = [*re.findall(r'"([^"]+)"', rule), "thanks", "please"]
+    assert len(named) >= 6 and "thanks" in rule and "apology" in rule, rule
+    for phrase in named:
+        assert is_polite(f"{phrase[0].upper()}{phrase[1:]}, the label is in the returns portal."), phrase
+    assert not is_polite("The label is in the returns portal.")
+    seed = find_seed(lambda s: len(s.intents) == 1 and not s.expected.escalate, split="validation")
+    for warm in ("That sounds really frustrating.", "I hear you.", "Completely understand.", "I'm here to help."):
+        scenario, state = new_episode(HARD, "validation", seed)
+        while (action := expert.expert_action(scenario, state, HARD)).kind != "respond_with_solution":
+            step(scenario, state, action)
+        steps = "; ".join(ARTICLES_BY_ID[action.article_id].steps)
+        result = step(scenario, state, respond(f"{warm} {steps}.", action.article_id))
+        assert "politeness" in dict(result.breakdown), (warm, result.breakdown)
+
+
 def test_manners_pay_for_the_share_of_the_case_handled():
     """Handling one issue of two earns half the credit for rules kept, tone, mood and speed."""
     seed = find_seed(lambda s: len(s.intents) == 2 and not s.expected.escalate)

@@ -156,6 +156,35 @@ def test_a_message_does_not_contradict_itself_nor_interrupt_its_opener():
     assert checked > 100
 
 
+def test_no_small_talk_nor_a_long_wait_with_an_urgent_or_sudden_problem():
+    """From blind audit round 33: "I really enjoyed your blog post" before a hijacked account, and
+    "I've been meaning to write in about this for a while" about a stolen phone. A message with an
+    urgent issue has no small talk, and one with an urgent issue or a problem that began just now
+    ("this morning", "yesterday") never says it has meant to write for a while."""
+    urgent_issues = {"account_takeover", "two_factor_lost", "service_outage", "account_locked"}
+    just_now = re.compile(r"\b(?:yesterday|today|this morning|overnight|right now|suddenly)\b")
+    a_while = [t for lines in content.PERSONA_OPENERS.values() for t, _, _ in lines if "for a while" in t]
+    small_talk = [d[:-1].lower() for d in content.DISTRACTORS]
+    urgent_seen = sudden_seen = 0
+    for task in ("issue_classification", HARD):
+        for split in ("train", "validation", "test"):
+            for seed in range(1_500):
+                s = generate(task, split, seed)
+                meant = s.opening_message.lower()
+                urgent = any(i.issue_id in urgent_issues for i in s.intents)
+                if urgent:
+                    urgent_seen += 1
+                    assert not any(d in meant for d in small_talk), s.opening_message
+                if urgent or just_now.search(meant):
+                    sudden_seen += 1
+                    assert not any(t[-30:].lower() in meant for t in a_while), s.opening_message
+    assert urgent_seen > 500 and sudden_seen > urgent_seen and a_while
+    # The rest of the world is as it was: small talk and the long wait still open other tickets.
+    messages = [generate(HARD, "train", seed).opening_message for seed in range(1_500)]
+    assert sum(any(d in m.lower() for d in small_talk) for m in messages) > 200
+    assert any(t[-30:] in m for m in messages for t in a_while)
+
+
 def test_every_persona_has_lines_for_any_issue():
     for lines in (*content.PERSONA_OPENERS.values(), *content.PERSONA_CLOSERS.values()):
         assert any(set(fits) == set(content.ANY_KIND) and not note for _, fits, note in lines)

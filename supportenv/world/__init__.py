@@ -469,12 +469,26 @@ def starting_mood_range(persona: str, message: str) -> tuple[float, float]:
 
 
 def _persona_line(
-    lines: tuple[tuple[str, tuple[str, ...], str], ...], kinds: set[str], said: set[str], rng: random.Random
+    lines: tuple[tuple[str, tuple[str, ...], str], ...],
+    kinds: set[str],
+    said: set[str],
+    rng: random.Random,
+    avoid: str = "",
 ) -> tuple[str, str]:
     """A persona line (text, what it says) that fits every kind of issue in the message and
-    says nothing already said. Every persona has lines that fit anything."""
+    says nothing already said. Every persona has lines that fit anything. A line that says
+    `avoid` is passed over for the next fitting one (drawn as before, so that a ticket whose
+    line does not say it stays as it was)."""
     fitting = [(text, note) for text, fits, note in lines if kinds <= set(fits) and not (note and note in said)]
-    return rng.choice(fitting)
+    at = fitting.index(rng.choice(fitting))
+    return next(line for line in fitting[at:] + fitting[:at] if not (avoid and line[1] == avoid))
+
+
+# Words of a problem that began just now: no opener may say the customer has meant to write for a while.
+_SUDDEN_RE = re.compile(
+    r"\b(?:yesterday|today|this morning|overnight|right now|suddenly|for an hour|since about|just unpacked)\b",
+    re.IGNORECASE,
+)
 
 
 def _impact(
@@ -538,15 +552,22 @@ def _compose_message(
             said.add("first_contact")
         body += " " + mention.format(title=other.title, issue=past)
     openers = content.PERSONA_OPENERS[persona]
+    urgent = any(i.issue_id in content.URGENT_ISSUES for i in intents)
+    # (what happened just now has not been going on a while)
+    avoid = content.A_WHILE if urgent or _SUDDEN_RE.search(body) else ""
+    distractor = ""
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
+    if distractor:
         # Before the issue, never after it: a closer ("Can you help me with this?") must follow
         # the problem, not the small talk; and after no opener that leads into the problem
         # ("so here goes: ", "not sure who to ask, but ").
-        body = f"{distractor} {body}"
         openers = tuple(line for line in openers if not line[0].endswith(content.LEADS_INTO_THE_ISSUE))
+        # ... and never with an urgent problem. (Its sentence is drawn, and the openers narrowed,
+        # all the same: the rest of the ticket is drawn as before.)
+        body = body if urgent else f"{distractor} {body}"
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
-    opener, note = _persona_line(openers, kinds, said, rng)
+    opener, note = _persona_line(openers, kinds, said, rng, avoid)
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
     if opener and not opener.endswith((": ", ". ")):  # "Hi there, " goes on with a small letter
         body = _lower_first(body)
