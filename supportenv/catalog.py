@@ -213,7 +213,8 @@ def _check_catalog() -> None:
         steps = ARTICLES_BY_ID[issue.article_id].steps
         assert any(issue.solution_phrases[0] in s.lower() for s in steps), f"{where}: no article step names its fix"
     for impact, lines in content.IMPACT_LINES.items():
-        for line, *_ in lines + (content.ANGRY_CAN_WAIT if impact == "can_wait" else ()):
+        own = [line for lines in content.OWN_CAN_WAIT.values() for line in lines] if impact == "can_wait" else []
+        for line, *_ in (*lines, *own, *(content.ANGRY_CAN_WAIT if impact == "can_wait" else ())):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
         for issue in ISSUE_TYPES:
             kind = content.ISSUE_WORDS[issue.issue_id][2]

@@ -1073,7 +1073,8 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 
 # Persona lines: (text, the kinds of issue it fits, what it says besides: "thanks",
 # "searched" (the customer looked through the help pages), "first_contact" (it never wrote in
-# before), "pressing" (it presses for a fix: never after it said how pressing the problem is), or "").
+# before), "pressing" (it presses for a fix or worries about it: never after it said how pressing
+# the problem is), or "").
 # A message never says the same thing twice nor contradicts itself, so its
 # opener and closer (and a mention of an article or of a past ticket) differ in that.
 # A line that says the problem has been going on a while (note "a_while"): never for a sudden one
@@ -1128,7 +1129,7 @@ PERSONA_OPENERS = {
         ("Sorry, I've never written to you before, so I hope I'm doing this right: ", ANY_KIND, "first_contact"),
         ("Hi, sorry, I'm a bit lost and not sure who to ask, but ", ANY_KIND, ""),
         ("Hello? Sorry, I hope this reaches the right person: ", ANY_KIND, ""),
-        ("So, I'm not sure how to put this, but ", ANY_KIND, ""),
+        ("So, I'm not sure how to put this, but ", (FAULT, REQUEST, IDEA), ""),
         ("Hello, sorry to bother you. ", ANY_KIND, ""),
     ),
 }
@@ -1175,7 +1176,7 @@ PERSONA_CLOSERS = {
         (" Apologies if this should have gone to another department.", ANY_KIND, ""),
         (" I hope that makes sense?", ANY_KIND, ""),
         (" Can you help me with this?", (FAULT, REQUEST), ""),
-        (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), ""),
+        (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), "pressing"),
     ),
 }
 
@@ -1202,9 +1203,13 @@ IMPACT_LINES = {
         ("No rush on this.", ANY_KIND, ALL_CATEGORIES),
         ("It's not urgent, whenever you get a chance.", ANY_KIND, ALL_CATEGORIES),
         ("It can wait, there's no hurry.", ANY_KIND, ALL_CATEGORIES),
-        ("Take your time, nothing depends on it.", ANY_KIND, ALL_CATEGORIES),
+        ("Take your time, nothing depends on it.", (REQUEST, QUESTION, IDEA), ALL_CATEGORIES),
+        ("I can manage without it for now, so no rush.", (FAULT,), ("account", "technical")),
     ),
 }
+# An issue whose words say that nothing works ("Is your service down? Nothing is loading."): only
+# these say it can wait.
+OWN_CAN_WAIT = {"service_outage": (("I can manage without it for now, so no rush.", ANY_KIND, ALL_CATEGORIES),)}
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
     ("It can wait a day, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
@@ -1614,12 +1619,12 @@ REACTIONS = {
     ),
     # The same, to an answer that says it comes to what is left next (a proposal to go on with).
     "partly_solved_next": (
-        "Thanks, that covers {issue}. Sure, go ahead with {remaining}.",
+        "Thanks, that covers {issue}. Yes, please look into {remaining} next.",
         "Okay, that covers {issue}, thanks. Ready when you are for {remaining}.",
         "Thanks, that helps with {issue}. I'm all ears for {remaining}.",
     ),
     "partly_solved_next_photos": (
-        "Thanks, that covers {issue}, and I'll send the photos you asked for. Sure, go ahead with {remaining}.",
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. Yes, please look into {remaining} next.",
         "Okay, that covers {issue}, and the photos are on their way. Ready when you are for {remaining}.",
     ),
     # The same, to an answer that also gave the first steps of what goes to the team.
@@ -1636,13 +1641,12 @@ REACTIONS = {
     # over: the customer takes the steps up while it waits (the hand-over is no advice).
     "partly_solved_first_steps_handover": (
         "Thanks, that covers {issue}. I'll do what you suggested for {remaining} while the team takes it over.",
-        "Okay, that covers {issue}, thanks. I'll follow your first steps for {remaining} until the specialists "
-        "get in touch.",
+        "Okay, that covers {issue}, thanks. I'll try what you said for {remaining} until the specialists get in touch.",
     ),
     "partly_solved_first_steps_handover_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll do what you suggested for "
         "{remaining} while the team takes it over.",
-        "Okay, that covers {issue}, and the photos are on their way. I'll follow your first steps for {remaining} "
+        "Okay, that covers {issue}, and the photos are on their way. I'll try what you said for {remaining} "
         "until the specialists get in touch.",
     ),
     # The same, when the agent had only sent an article about what is left.
@@ -1673,10 +1677,11 @@ REACTIONS = {
         "How can you fix that without my {fact}?",
         "Shouldn't you ask for my {fact} first?",
     ),
+    # (To an answer off the topic or one that names it but says nothing: "it's all sorted now".)
     "unhelpful": (
-        "That has nothing to do with {issue}.",
-        "I don't see what that has to do with {issue}.",
-        "Sorry, but that's not what I asked about.",
+        "That doesn't tell me what happens with {issue}.",
+        "I'm not sure what that means for {issue}. What do I actually need to do?",
+        "Sorry, but that doesn't really deal with {issue}.",
         "That doesn't solve anything.",
     ),
     "citation_only": (

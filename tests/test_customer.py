@@ -1412,3 +1412,11 @@ def test_a_direct_question_in_an_answer_is_never_passed_over():
             asked = [t for k in ("question_choice", "question_open", "question_report") for t in content.REACTIONS[k]]
             assert not any(t in reply for t in asked), reply
     assert seen >= 10
+
+
+def test_an_answer_that_says_nothing_is_not_called_off_the_topic():
+    """From audit round 33: "I've looked into your refund and everything is sorted now." got
+    "That has nothing to do with my refund.": the replies to an answer that solves nothing fit an
+    answer about the issue that says nothing as well as one about something else."""
+    off_topic = re.compile(r"nothing to do with|not what I asked|what that has to do with", re.I)
+    assert not any(off_topic.search(line) for line in content.REACTIONS["unhelpful"])

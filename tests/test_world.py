@@ -396,6 +396,9 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                 if scenario.impact == "can_wait":  # never after words that say otherwise
                     assert not any(i.issue_id in content.NEVER_CAN_WAIT for i in scenario.intents)
                     assert not content.IMPACT_IN_WORDS & set(scenario.template_ids), scenario.opening_message
+                    # ("Nothing is loading. Take your time, nothing depends on it.": audit round 33)
+                    own = content.OWN_CAN_WAIT.get(scenario.intents[0].issue_id, ())
+                    assert not own or any(line in scenario.opening_message for line, *_ in own)
     assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.15 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
     assert all(words in rule for words in ("urgent", "sorted today", "low", "can wait", "enterprise")), rule
@@ -425,7 +428,8 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
     closers = [(t, note) for v in content.PERSONA_CLOSERS.values() for t, _, note in v]
     pressing = [t for t, _ in closers if re.search(r"\b(?:fix|sort|sorted)\b", t, re.I)]
     assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
-    impact_lines = [t for lines in (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT) for t, *_ in lines]
+    tables = (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT, *content.OWN_CAN_WAIT.values())
+    impact_lines = [t for lines in tables for t, *_ in lines]
     checked = 0
     for seed in range(3_000):
         message = generate(HARD, "train", seed).opening_message
@@ -433,3 +437,16 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
             assert not any(message.endswith(t) for t in pressing), message
             checked += 1
     assert checked > 1000
+
+
+def test_a_message_joins_its_issues_with_different_words():
+    """From audit round 33: "While I'm here, how do I remove my account? While I'm here, could you
+    add an option ..." reads as a form, not a person."""
+    checked = 0
+    for seed in range(2_000):
+        scenario = generate(HARD, "train", seed)
+        if len(scenario.intents) == 3:
+            used = [j for j in content.MULTI_ISSUE_JOINERS if j.strip() in scenario.opening_message]
+            assert all(scenario.opening_message.count(j.strip()) == 1 for j in used), scenario.opening_message
+            checked += 1
+    assert checked > 50

@@ -503,8 +503,11 @@ def _impact(
     impact = rng.choice([i for i in IMPACTS if i != "can_wait" or not pressing])
     if impact == "normal":
         return impact, ""
-    lines = content.ANGRY_CAN_WAIT if impact == "can_wait" and persona == "angry" else content.IMPACT_LINES[impact]
     first = intents[0]
+    lines = content.IMPACT_LINES[impact]
+    if impact == "can_wait":
+        angry = content.ANGRY_CAN_WAIT if persona == "angry" else lines
+        lines = content.OWN_CAN_WAIT.get(first.issue_id, angry)
     kind = content.ISSUE_WORDS[first.issue_id][2]
     return impact, rng.choice(
         [text for text, kinds, categories in lines if kind in kinds and first.category in categories]
@@ -528,8 +531,11 @@ def _compose_message(
         template_ids.append(f"{issue.issue_id}/{index}")
         bodies.append(issue.templates[index].replace("{product}", rng.choice(content.PRODUCTS)))
     body = bodies[0]
+    joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
-        body += rng.choice(content.MULTI_ISSUE_JOINERS) + _lower_first(extra)
+        joiner = rng.choice(joiners)
+        joiners.remove(joiner)  # "While I'm here, ... While I'm here, ..." reads as a form
+        body += joiner + _lower_first(extra)
     impact, impact_line = _impact(intents, template_ids, persona, impact_rng)
     if impact_line:
         body += " " + impact_line
