@@ -184,10 +184,11 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
         "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
-        f"Always escalate these to a human, after routing to the department named: {_issues_with('always')}.",
-        f"For enterprise customers, escalate these after routing: {_issues_with('enterprise')}.",
-        "Refunds whose amount (the amount field) is above the tier's cap must be escalated to a human after "
-        f"routing: {_issues_with('over_refund_cap')}; caps: {caps}.",
+        "Always escalate these to a human and route them to the department named (either may come first): "
+        f"{_issues_with('always')}.",
+        f"For enterprise customers, escalate and route these: {_issues_with('enterprise')}.",
+        "Refunds whose amount (the amount field) is above the tier's cap must be escalated to a human and routed: "
+        f"{_issues_with('over_refund_cap')}; caps: {caps}.",
         "With several issues to escalate, route to the first one's department.",
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
         "Callbacks are only for premium and enterprise customers, and help only when the case is escalated to a "
@@ -213,8 +214,13 @@ def _check_catalog() -> None:
         steps = ARTICLES_BY_ID[issue.article_id].steps
         assert any(issue.solution_phrases[0] in s.lower() for s in steps), f"{where}: no article step names its fix"
     for impact, lines in content.IMPACT_LINES.items():
-        own = [line for lines in content.OWN_CAN_WAIT.values() for line in lines] if impact == "can_wait" else []
-        for line, *_ in (*lines, *own, *(content.ANGRY_CAN_WAIT if impact == "can_wait" else ())):
+        several = content.IMPACT_LINES_FOR_SEVERAL[impact]
+        if impact == "can_wait":
+            lines += content.ANGRY_CAN_WAIT
+            several += content.ANGRY_CAN_WAIT_FOR_SEVERAL + tuple(
+                x for own in content.OWN_CAN_WAIT.values() for x in own
+            )
+        for line in (*(text for text, *_ in lines), *several):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
         for issue in ISSUE_TYPES:
             kind = content.ISSUE_WORDS[issue.issue_id][2]

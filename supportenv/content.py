@@ -1207,14 +1207,26 @@ IMPACT_LINES = {
         ("I can manage without it for now, so no rush.", (FAULT,), ("account", "technical")),
     ),
 }
-# An issue whose words say that nothing works ("Is your service down? Nothing is loading."): only
-# these say it can wait.
-OWN_CAN_WAIT = {"service_outage": (("I can manage without it for now, so no rush.", ANY_KIND, ALL_CATEGORIES),)}
+# A message of several issues says it of them all ("...it would be great if you added a dark mode.
+# It can wait." reads as of the dark mode only).
+IMPACT_LINES_FOR_SEVERAL = {
+    "blocking": ("I need all of this sorted today, please.", "All of it has to be sorted today, I have a deadline."),
+    "can_wait": ("No rush on any of this.", "All of this can wait, there's no hurry."),
+}
+# An issue whose words say that nothing works ("Is your service down? Nothing is loading.") says
+# it can wait only so: (alone, with other issues).
+OWN_CAN_WAIT = {
+    "service_outage": (
+        "I can manage without it for now, so no rush.",
+        "I can manage without your service for now, so no rush on any of this.",
+    )
+}
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
     ("It can wait a day, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
     ("It's not urgent, but I expect better than this.", (FAULT,), ALL_CATEGORIES),
 )
+ANGRY_CAN_WAIT_FOR_SEVERAL = ("No rush on any of this, but I expect a real answer.",)
 # Issues a customer never calls something that can wait, and templates whose words already say
 # the problem holds up a business ("we're losing money"), which "no rush" would contradict.
 NEVER_CAN_WAIT = ("account_takeover",)
@@ -1295,6 +1307,12 @@ MULTI_ISSUE_JOINERS = (
     " Separately, ",
     " Oh, and one other thing: ",
 )
+
+# To "which new email address would you like to use?" on a ticket that asks to change it: the
+# customer names the address it wants (words only, no fact: the article needs the one on record).
+NEW_EMAIL_REPLIES = ("The new one should be {}.", "Please switch it to {}.", "I'd like to use {} from now on.")
+NEW_EMAIL_DOMAINS = ("newmail.test", "inbox.test", "post.test")
+NEW_EMAIL_ISSUES = ("email_change",)
 
 FACT_REPLIES = {
     "order_id": (
@@ -1620,12 +1638,12 @@ REACTIONS = {
     # The same, to an answer that says it comes to what is left next (a proposal to go on with).
     "partly_solved_next": (
         "Thanks, that covers {issue}. Yes, please look into {remaining} next.",
-        "Okay, that covers {issue}, thanks. Ready when you are for {remaining}.",
+        "Okay, that covers {issue}, thanks. So what can you do about {remaining}?",
         "Thanks, that helps with {issue}. I'm all ears for {remaining}.",
     ),
     "partly_solved_next_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. Yes, please look into {remaining} next.",
-        "Okay, that covers {issue}, and the photos are on their way. Ready when you are for {remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. So what can you do about {remaining}?",
     ),
     # The same, to an answer that also gave the first steps of what goes to the team.
     "partly_solved_first_steps": (
@@ -1675,7 +1693,7 @@ REACTIONS = {
     "missing_facts": (
         "Don't you need my {fact} to sort this out?",
         "How can you fix that without my {fact}?",
-        "Shouldn't you ask for my {fact} first?",
+        "Do you need my {fact} for that? I'm happy to give it.",
     ),
     # (To an answer off the topic or one that names it but says nothing: "it's all sorted now".)
     "unhelpful": (
@@ -1828,7 +1846,7 @@ REACTIONS = {
         "You said you'd call me? I thought that wasn't possible for my plan.",
         "A callback? I was told that isn't included with my account.",
         "Are you sure? I don't think my plan comes with phone support.",
-        "Wait, I thought callbacks were only for premium customers.",
+        "A phone call? I didn't think that was something you offered me.",
     ),
     # The same, from a customer who wrote that it had looked through the help pages already.
     "article_again": (

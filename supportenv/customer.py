@@ -101,6 +101,17 @@ _CHANGES_RE = re.compile(
 )
 
 
+# A question for the address the customer wants to move to ("which new email would you like?").
+_NEW_EMAIL_RE = re.compile(r"\bnew\s+(?:\w+\s+)?(?:e-?mail|login)\b", re.IGNORECASE)
+
+
+def new_email(scenario: Scenario) -> str:
+    """The address a customer who asks to change its email wants instead: its name at another provider."""
+    on_record = scenario.facts_by_name.get("account_email", "me@mail.test")
+    domain = _pick(f"{scenario.ticket_id}|new_email", content.NEW_EMAIL_DOMAINS)
+    return f"{on_record.split('@')[0]}@{domain}"
+
+
 def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
     # (the fields named and those the question's words ask for: a customer answers the whole question)
     wanted = list(dict.fromkeys((*fields, *fields_in_question(question))))
@@ -128,6 +139,12 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     for name in unknown:
         reply = _pick(f"{ticket}|{step}|{name}", content.UNKNOWN_REPLIES)
         sentences.append(_capitalise(reply.format(name.replace("_", " "))))
+    if (
+        question
+        and _NEW_EMAIL_RE.search(question)
+        and any(i.issue_id in content.NEW_EMAIL_ISSUES for i in scenario.intents)
+    ):
+        sentences.append(_pick(f"{ticket}|{step}|new_email", content.NEW_EMAIL_REPLIES).format(new_email(scenario)))
     if question and _CHANGES_RE.search(question):
         sentences.append(_pick(f"{ticket}|{step}|changes", content.CHANGE_REPLIES))
     if not sentences:

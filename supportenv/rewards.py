@@ -65,7 +65,10 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         "request_callback for a premium or enterprise customer whose case no specialist takes",
     ),
     "callback_not_allowed": (-0.2, "request_callback for a regular customer, or again"),
-    "resolve_proper": (0.3, "mark_resolved after proper handling"),
+    "resolve_proper": (
+        0.3,
+        "mark_resolved after proper handling (in triage: once classified; the grade judges the triage)",
+    ),
     "resolve_partial": (-0.1, "mark_resolved with the work half done"),
     "resolve_premature": (-0.2, "mark_resolved before anything was done"),
     "repeat_action": (-0.05, "per earlier identical action (progressive)"),

@@ -1420,3 +1420,21 @@ def test_an_answer_that_says_nothing_is_not_called_off_the_topic():
     answer about the issue that says nothing as well as one about something else."""
     off_topic = re.compile(r"nothing to do with|not what I asked|what that has to do with", re.I)
     assert not any(off_topic.search(line) for line in content.REACTIONS["unhelpful"])
+
+
+def test_the_customer_names_the_address_it_wants_and_never_quotes_the_rules():
+    """From audit rounds 33 and 34: "...and which new email address would you like to move to?"
+    got only the address on record; "Wait, I thought callbacks were only for premium customers."
+    and "Shouldn't you ask for my account email first?" spoke the help desk's rules, not a
+    customer's words; "Ready when you are for our integration." read as a form."""
+    scenario = next(
+        s
+        for s in (generate("end_to_end_resolution", "validation", seed) for seed in range(3000))
+        if any(i.issue_id == "email_change" for i in s.intents) and s.facts_by_name.get("account_email")
+    )
+    question = "Could you confirm the email on your account, and which new email address would you like to use?"
+    reply = customer.answer(scenario, (), ("account_email",), question, 2).reply
+    assert scenario.facts_by_name["account_email"] in reply and customer.new_email(scenario) in reply, reply
+    rules = re.compile(r"premium|enterprise|callbacks? (?:are|is) only|ask for my .* first|ready when you are", re.I)
+    for kind in ("no_callback", "missing_facts", "partly_solved_next", "partly_solved_next_photos"):
+        assert not any(rules.search(line) for line in content.REACTIONS[kind]), kind

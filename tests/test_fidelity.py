@@ -19,7 +19,9 @@ from supportenv.catalog import (
     IDENTITY_FACT,
     ISSUE_TYPES,
     ISSUE_TYPES_BY_ID,
+    POLICY_VARIANTS,
     REQUESTABLE_FIELDS,
+    policy_rules,
 )
 from supportenv.episode import fact_label, missing_facts, observe, start_state, step
 from supportenv.graders import grade_state
@@ -731,3 +733,26 @@ def test_a_question_naming_no_fact_is_called_one_in_the_grade():
     scenario, state, _ = play(HARD, seed, [plan[0], vague, *plan[1:]])
     gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
     assert "1 question that named no fact" in gathering.detail and "field" not in gathering.detail, gathering.detail
+
+
+def test_escalation_and_routing_come_in_either_order_as_the_policy_says():
+    """From audit round 34: the policy said "escalate ... after routing", but escalating first was
+    graded the same. The policy now says either may come first, and the grade agrees."""
+    policy = policy_rules(POLICY_VARIANTS["standard"])
+    always = next(line for line in policy if line.startswith("Always escalate"))
+    assert "either may come first" in always and not any("after routing" in line for line in policy)
+    seed = next(
+        s
+        for s in range(5000)
+        if [a.kind for a in expert_plan(HARD, "validation", s)].count("escalate_to_human") == 1
+        and any(
+            a.kind == "assign_department" and b.kind == "escalate_to_human"
+            for a, b in zip(expert_plan(HARD, "validation", s), expert_plan(HARD, "validation", s)[1:])
+        )
+    )
+    plan = expert_plan(HARD, "validation", seed)
+    i = next(k for k, a in enumerate(plan) if a.kind == "assign_department")
+    swapped = [*plan[:i], plan[i + 1], plan[i], *plan[i + 2 :]]
+    scenario, state, _ = play(HARD, seed, swapped, split="validation")
+    grade = grade_state(scenario, state)
+    assert grade.score == 1.0 and grade.passed, grade

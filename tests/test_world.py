@@ -397,8 +397,12 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                     assert not any(i.issue_id in content.NEVER_CAN_WAIT for i in scenario.intents)
                     assert not content.IMPACT_IN_WORDS & set(scenario.template_ids), scenario.opening_message
                     # ("Nothing is loading. Take your time, nothing depends on it.": audit round 33)
-                    own = content.OWN_CAN_WAIT.get(scenario.intents[0].issue_id, ())
-                    assert not own or any(line in scenario.opening_message for line, *_ in own)
+                    own = [line for i in scenario.intents for line in content.OWN_CAN_WAIT.get(i.issue_id, ())]
+                    assert not own or any(line in scenario.opening_message for line in own)
+                if scenario.impact != "normal" and len(scenario.intents) > 1:  # said of them all
+                    assert re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I), (
+                        scenario.opening_message
+                    )
     assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.15 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
     assert all(words in rule for words in ("urgent", "sorted today", "low", "can wait", "enterprise")), rule
@@ -428,8 +432,9 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
     closers = [(t, note) for v in content.PERSONA_CLOSERS.values() for t, _, note in v]
     pressing = [t for t, _ in closers if re.search(r"\b(?:fix|sort|sorted)\b", t, re.I)]
     assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
-    tables = (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT, *content.OWN_CAN_WAIT.values())
-    impact_lines = [t for lines in tables for t, *_ in lines]
+    impact_lines = [t for lines in (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT) for t, *_ in lines]
+    impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL, *(t for own in content.OWN_CAN_WAIT.values() for t in own)]
+    impact_lines += [t for lines in content.IMPACT_LINES_FOR_SEVERAL.values() for t in lines]
     checked = 0
     for seed in range(3_000):
         message = generate(HARD, "train", seed).opening_message

@@ -494,23 +494,29 @@ _SUDDEN_RE = re.compile(
 def _impact(
     intents: tuple[IssueType, ...], template_ids: list[str], persona: str, rng: random.Random
 ) -> tuple[str, str]:
-    """How much the problem holds the customer up, and what it says of it in words that fit its
-    first issue ("" when it says nothing). Never that it can wait when an issue or the words
-    already say otherwise."""
+    """How much the problem holds the customer up, and what it says of it: of all its issues if
+    it raised several, else in words that fit its issue ("" when it says nothing). Never that it
+    can wait when an issue or the words already say otherwise."""
     pressing = any(i.issue_id in content.NEVER_CAN_WAIT for i in intents) or any(
         t in content.IMPACT_IN_WORDS for t in template_ids
     )
     impact = rng.choice([i for i in IMPACTS if i != "can_wait" or not pressing])
     if impact == "normal":
         return impact, ""
-    first = intents[0]
-    lines = content.IMPACT_LINES[impact]
-    if impact == "can_wait":
-        angry = content.ANGRY_CAN_WAIT if persona == "angry" else lines
-        lines = content.OWN_CAN_WAIT.get(first.issue_id, angry)
-    kind = content.ISSUE_WORDS[first.issue_id][2]
+    several = len(intents) > 1
+    angry = persona == "angry" and impact == "can_wait"
+    own = [content.OWN_CAN_WAIT[i.issue_id] for i in intents if i.issue_id in content.OWN_CAN_WAIT]
+    if impact == "can_wait" and own:
+        return impact, own[0][several]
+    if several:
+        return impact, rng.choice(
+            content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact]
+        )
+    issue = intents[0]
+    kind = content.ISSUE_WORDS[issue.issue_id][2]
+    lines = content.ANGRY_CAN_WAIT if angry else content.IMPACT_LINES[impact]
     return impact, rng.choice(
-        [text for text, kinds, categories in lines if kind in kinds and first.category in categories]
+        [text for text, kinds, categories in lines if kind in kinds and issue.category in categories]
     )
 
 
