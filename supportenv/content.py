@@ -1456,7 +1456,7 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "address_change": ("changing my delivery address", "done", REQUEST),
     "refund_request": ("my refund", "promise", REQUEST),
     "refund_status": ("my refund", "info", FAULT),
-    "return_label": ("the return label", "steps", REQUEST),
+    "return_label": ("sending my order back", "steps", REQUEST),
     "account_locked": ("getting back into my account", "fix", FAULT),
     "email_change": ("changing my account email", "steps", REQUEST),
     "account_takeover": ("the suspicious activity on my account", "promise", FAULT),

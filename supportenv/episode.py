@@ -888,7 +888,10 @@ def _last_question(text: str) -> str:
 # Questions that only check in ("anything else?", "does that help?"): the reply itself answers them.
 _CHECK_IN_RE = re.compile(
     r"\b(?:anything else|does (?:this|that) help|(?:make|makes) sense|is (?:that|this) (?:ok|okay|clear)|"
-    r"any (?:other |more )?questions|help with anything)\b",
+    r"any (?:other |more )?questions|help with anything)\b"
+    # ... or asks whether what was done worked ("Did the reset email arrive, and were you able to log in?")
+    r"|\b(?:did|has|have) (?:that|this|it) (?:work|help|worked|helped|fix|fixed|sort|sorted)\b|\bwere you able to\b"
+    r"|\b(?:did|has) the \w+ (?:email|link|code|message|label|refund|payment) (?:arrive|come through|reach you|work)",
     re.IGNORECASE,
 )
 

@@ -182,7 +182,10 @@ def c_priority(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[
     if not state.first_priority:
         return 0.0, "no priority given"
     gap = abs(PRIORITIES.index(state.first_priority) - PRIORITIES.index(scenario.expected.priority))
-    return {0: 1.0, 1: 0.5}.get(gap, 0.0), f"priority off by {gap} level(s)"
+    if gap == 0:
+        return 1.0, "right priority on the first try"
+    # (scored on the first try, as category and issue type are; the triage gate reads the last)
+    return {1: 0.5}.get(gap, 0.0), f"priority {state.first_priority} on the first try: off by {gap} level(s)"
 
 
 def c_classification_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -420,9 +423,14 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     # With nothing to ask, the credit is for handling the case without pointless questions.
     gathered = (len(in_time) + 0.5 * len(late)) / len(needed) if needed else 1.0
     when = " before the answer" if state.solved_intents else ""
-    why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}" if needed else "no facts to gather"]
     if len(needed) < len(scenario.expected.facts):
-        why[0] += " (the missing account email is policy compliance's to charge: the identity check needs it)"
+        # (said as such: "no facts to gather" would contradict the article that lists the email)
+        others = (
+            f"{len(in_time)}/{len(needed)} other needed facts gathered{when}" if needed else "no other facts needed"
+        )
+        why = [f"the account email, missing at the answer, is charged by policy compliance (identity check); {others}"]
+    else:
+        why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}" if needed else "no facts to gather"]
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []
     why += [f"never gathered: {', '.join(map(fact_label, never))}"] if never else []
     fields = [f for f in state.needless_asks if f != NO_FACT_ASKED]

@@ -1438,3 +1438,18 @@ def test_the_customer_names_the_address_it_wants_and_never_quotes_the_rules():
     rules = re.compile(r"premium|enterprise|callbacks? (?:are|is) only|ask for my .* first|ready when you are", re.I)
     for kind in ("no_callback", "missing_facts", "partly_solved_next", "partly_solved_next_photos"):
         assert not any(rules.search(line) for line in content.REACTIONS[kind]), kind
+
+
+def test_asking_whether_the_fix_worked_is_a_check_in():
+    """From audit round 35: "Did the reset email arrive, and were you able to log back in?" got "I'm
+    not sure how to answer that." and was charged as a question for no fact; the customer says
+    whether all is done, as to any check-in."""
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    while (action := expert.expert_action(scenario, state, HARD)).kind != "respond_with_solution":
+        step(scenario, state, action)
+    step(scenario, state, action)
+    for question in ("Did the reset email arrive, and were you able to log back in?", "Did that work for you?"):
+        result = step(scenario, state, ask(question=question))
+        assert "ask_irrelevant" not in dict(result.breakdown), question
+        assert re.fullmatch(_pattern("check_in_done"), _reply_now(state)), _reply_now(state)

@@ -111,10 +111,10 @@ def test_the_public_world_is_pinned():
     scenario = generate(HARD, "test", 147)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
         "premium",
-        "verbose",
-        ("service_outage/7", "shipping_policy_question/6"),
+        "terse",
+        ("slow_performance/6", "account_takeover/5"),
     )
-    assert scenario.hidden_facts[:2] == (("account_email", "maria.75@mail.test"), ("error_code", "E2898"))
+    assert scenario.hidden_facts[:2] == (("device_model", "Galaxy Tab S9"), ("account_email", "jo.92@corp.example"))
 
 
 def test_world_key_settings(tmp_path):

@@ -49,7 +49,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-6"
+WORLD_VERSION = "world-7"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
