@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import pairwise
 
 import pytest
 
@@ -741,15 +742,12 @@ def test_escalation_and_routing_come_in_either_order_as_the_policy_says():
     policy = policy_rules(POLICY_VARIANTS["standard"])
     always = next(line for line in policy if line.startswith("Always escalate"))
     assert "either may come first" in always and not any("after routing" in line for line in policy)
-    seed = next(
-        s
-        for s in range(5000)
-        if [a.kind for a in expert_plan(HARD, "validation", s)].count("escalate_to_human") == 1
-        and any(
-            a.kind == "assign_department" and b.kind == "escalate_to_human"
-            for a, b in zip(expert_plan(HARD, "validation", s), expert_plan(HARD, "validation", s)[1:])
-        )
-    )
+
+    def routes_then_escalates(plan: list[Action]) -> bool:
+        kinds = [a.kind for a in plan]
+        return kinds.count("escalate_to_human") == 1 and ("assign_department", "escalate_to_human") in pairwise(kinds)
+
+    seed = next(s for s in range(5000) if routes_then_escalates(expert_plan(HARD, "validation", s)))
     plan = expert_plan(HARD, "validation", seed)
     i = next(k for k, a in enumerate(plan) if a.kind == "assign_department")
     swapped = [*plan[:i], plan[i + 1], plan[i], *plan[i + 2 :]]
