@@ -220,7 +220,7 @@ def _check_catalog() -> None:
             several += content.ANGRY_CAN_WAIT_FOR_SEVERAL + tuple(
                 x for own in content.OWN_CAN_WAIT.values() for x in own
             )
-        for line in (*(text for text, *_ in lines), *several):
+        for line in (*(text for text, *_ in lines), *(line.replace("{issue}", "It") for line in several)):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
         for issue in ISSUE_TYPES:
             kind = content.ISSUE_WORDS[issue.issue_id][2]

@@ -1208,9 +1208,11 @@ IMPACT_LINES = {
     ),
 }
 # A message of several issues says it of them all ("...it would be great if you added a dark mode.
-# It can wait." reads as of the dark mode only).
+# It can wait." reads as of the dark mode only), or names the one that cannot wait.
+# What must be sorted today is named ("{issue}": the first fault or request; "I need all of this
+# sorted today" would take in a feature idea too).
 IMPACT_LINES_FOR_SEVERAL = {
-    "blocking": ("I need all of this sorted today, please.", "All of it has to be sorted today, I have a deadline."),
+    "blocking": ("{issue} has to be sorted today, I have a deadline.", "{issue} can't wait, I need it sorted today."),
     "can_wait": ("No rush on any of this.", "All of this can wait, there's no hurry."),
 }
 # An issue whose words say that nothing works ("Is your service down? Nothing is loading.") says
@@ -1251,7 +1253,7 @@ DISTRACTORS = (
     "My kids are shouting in the background, so forgive me if this rambles.",
     "I'll be travelling for a few days next month, just so you know.",
     "Your chat window keeps covering half my screen, which is a bit annoying.",
-    "Funnily enough, my neighbour told me about a similar experience last year.",
+    "Funnily enough, my neighbour was only just telling me about your shop.",
     "I'm not great with technology, as my grandson likes to remind me.",
     "The coffee shop I'm sitting in is playing terrible music.",
     "Happy holidays, if you celebrate.",
@@ -1422,6 +1424,18 @@ REPEAT_REPLIES = (
 )
 
 # To "has anything changed on your side recently?": the customer knows of nothing but what it wrote.
+# To a question in an ask that names no fact: how pressing the problem is, by the ticket's impact
+# (what the opening said of it, or that it is neither), or that it knows no more than it wrote.
+IMPACT_REPLIES = {
+    "blocking": ("Yes, it's holding everything up, I really need it sorted today.",),
+    "can_wait": ("No, it can wait, there's no rush.",),
+    "normal": ("It's not stopping me from doing anything, but I'd like it sorted.",),
+}
+UNSURE_REPLIES = (
+    "I'm not sure, to be honest. I've told you everything I know.",
+    "I don't know, sorry. That's all I have.",
+)
+
 CHANGE_REPLIES = (
     "Not that I know of, apart from what I said in my message.",
     "Nothing I'm aware of, other than what I mentioned.",
@@ -1657,15 +1671,18 @@ REACTIONS = {
     ),
     # The same, to an answer whose first steps come with the word that a specialist takes the rest
     # over: the customer takes the steps up while it waits (the hand-over is no advice).
+    # (Said of the steps, whatever they are: "I'll try what you said for deleting my account" read
+    # as if the deletion were the customer's to try.)
     "partly_solved_first_steps_handover": (
-        "Thanks, that covers {issue}. I'll do what you suggested for {remaining} while the team takes it over.",
-        "Okay, that covers {issue}, thanks. I'll try what you said for {remaining} until the specialists get in touch.",
+        "Thanks, that covers {issue}. I'll do what you suggested in the meantime and wait for the team on {remaining}.",
+        "Okay, that covers {issue}, thanks. I'll follow those steps until the specialists get in touch about "
+        "{remaining}.",
     ),
     "partly_solved_first_steps_handover_photos": (
-        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll do what you suggested for "
-        "{remaining} while the team takes it over.",
-        "Okay, that covers {issue}, and the photos are on their way. I'll try what you said for {remaining} "
-        "until the specialists get in touch.",
+        "Thanks, that covers {issue}, and I'll send the photos you asked for. I'll do what you suggested in the "
+        "meantime and wait for the team on {remaining}.",
+        "Okay, that covers {issue}, and the photos are on their way. I'll follow those steps until the "
+        "specialists get in touch about {remaining}.",
     ),
     # The same, when the agent had only sent an article about what is left.
     "partly_solved_after_article": (

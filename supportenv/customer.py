@@ -101,6 +101,23 @@ _CHANGES_RE = re.compile(
 )
 
 
+_QUESTION_RE = re.compile(r"[^.!?]*\?")
+# A question how pressing the problem is ("Is this urgent?", "Is it stopping you from working?").
+_IMPACT_QUESTION_RE = re.compile(
+    r"\b(?:urgent\w*|how soon|by when|deadline|time[- ]sensitive|can (?:it|this|that) wait|stopping you|"
+    r"holding you up|blocking you|affecting your work|in a hurry|rush)\b",
+    re.IGNORECASE,
+)
+
+
+def _question_for_no_fact(question: str) -> str:
+    """The first question in `question` that names no fact, nor a new address (answered apart)."""
+    return next(
+        (q for q in _QUESTION_RE.findall(question or "") if not fields_in_question(q) and not _NEW_EMAIL_RE.search(q)),
+        "",
+    )
+
+
 # A question for the address the customer wants to move to ("which new email would you like?").
 _NEW_EMAIL_RE = re.compile(r"\bnew\s+(?:\w+\s+)?(?:e-?mail|login)\b", re.IGNORECASE)
 
@@ -147,6 +164,13 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
         sentences.append(_pick(f"{ticket}|{step}|new_email", content.NEW_EMAIL_REPLIES).format(new_email(scenario)))
     if question and _CHANGES_RE.search(question):
         sentences.append(_pick(f"{ticket}|{step}|changes", content.CHANGE_REPLIES))
+    elif other := _question_for_no_fact(question):
+        # "Is this stopping you from working?", "Do you still have the backup codes?": answered, never
+        # met with "Sorry, I don't follow" (nor passed over after the facts).
+        replies = (
+            content.IMPACT_REPLIES[scenario.impact] if _IMPACT_QUESTION_RE.search(other) else content.UNSURE_REPLIES
+        )
+        sentences.append(_pick(f"{ticket}|{step}|other", replies))
     if not sentences:
         sentences.append(_pick(f"{ticket}|{step}", content.VAGUE_REPLIES))
     # Without the frozen __init__, which cost more than the rest of a reply (supportenv.records).

@@ -850,8 +850,12 @@ _OFFER_RE = re.compile(
 # "I can also send you a summary if you want.", "Would you like me to email you the steps."
 _STATED_OFFER_RE = re.compile(
     r"^(?:would you like|shall i|do you want)\b|"
-    r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b.*\b(?:i|we)(?:'ll|'d| can| could| will| would)\b|"
-    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b.*\bif you(?:'d| would)? (?:like|want|wish|prefer)\b|"
+    # (within one clause, and no "please" between: "if you'd like a copy, please export it; I will
+    # pass the rest on" tells the customer what to do, it offers nothing)
+    r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b(?:(?!\bplease\b)[^;])*"
+    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b|"
+    r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b(?:(?!\bplease\b)[^;])*"
+    r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b|"
     r"\b(?:i|we)(?: can| could)(?: also)? (?:sign you up|subscribe you|send you|set up)\b"
     r".*\bif (?:that|it)(?: would)? helps?\b",
     re.I,
@@ -941,8 +945,17 @@ def first_steps_given(scenario: Scenario, state: EpisodeState, text: str, solves
         if i in scenario.expected.escalate_intents
         and i not in state.interim_answers
         and ISSUE_TYPES_BY_ID[i].escalation != "over_refund_cap"
-        and i in first_steps_said(text)
+        and i in _first_steps_in(text)
     ]
+
+
+def _first_steps_in(text: str) -> frozenset[str]:
+    """The issues whose safe first steps the text says; a solution phrase in a sentence that hands
+    the issue over ("our security team can safely reset your two-factor") is the team's work, no
+    step the customer takes."""
+    sentences = _ANSWER_SENTENCE_END_RE.split(text.strip())
+    # (each sentence up to its hand-over: "Sign out all sessions; I'm passing the rest to security.")
+    return first_steps_said(text, " ".join(_HANDOVER_RE.split(s, maxsplit=1)[0] for s in sentences))
 
 
 def _respond_without_solving(
@@ -962,7 +975,7 @@ def _respond_without_solving(
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
     # (the first steps of an issue to escalate, not the words of its hand-over: "I'll pass that to
     # our security team, who handle two-factor resets")
-    escalating = [i for i in solves if i in exp.escalate_intents and i in first_steps_said(action.text)]
+    escalating = [i for i in solves if i in exp.escalate_intents and i in _first_steps_in(action.text)]
     if escalating:
         if any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating):
             turn.add("respond_needs_escalation")

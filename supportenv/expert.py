@@ -87,8 +87,8 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
     if action.text and is_rude(action.text):
         return False  # whatever it does, no expert says it rudely (the episode charges any rude text)
     if not state.category:
-        if kind == "classify_issue":  # the triage gate's two: the priority is credited on its own
-            return action.category == exp.category and action.issue_type == exp.issue_type
+        if kind == "classify_issue":  # the priority too, as the policy gives it (audit round 36)
+            return (action.category, action.issue_type, action.priority) == (exp.category, exp.issue_type, exp.priority)
         if task_id == "issue_classification" or kind in ("respond_with_solution", "mark_resolved"):
             return False  # the policy asks for the triage before an answer; closing skips it
         # Nothing else waits for the triage in the stated policy: a right question, routing,

@@ -23,7 +23,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-7"
+GRADER_VERSION = "graders-8"
 
 
 @dataclass(frozen=True)
@@ -394,8 +394,15 @@ def c_resolution(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tupl
     triaged = state.category == exp.category and state.issue_type == exp.issue_type
     if not triaged:
         left.append(f"triaged as {state.issue_type or 'nothing'}, not {exp.issue_type} (half credit)")
+    # The priority the policy gives it is part of a right triage, but no reason to fail the ticket.
+    prioritised = not triaged or state.priority == exp.priority
+    if not prioritised:
+        left.append(f"priority {state.priority or 'never set'}, not the policy's {exp.priority} (x{MISPRIORITISED})")
     score = credit / len(scenario.intents) * (1.0 if state.terminated else 0.7) * (1.0 if triaged else 0.5)
-    return score, "; ".join(left) or "every issue handled, closed"
+    return score * (1.0 if prioritised else MISPRIORITISED), "; ".join(left) or "every issue handled, closed"
+
+
+MISPRIORITISED = 0.9  # resolution's share kept by a right triage with a priority the policy does not give
 
 
 def _facts_to_gather(scenario: Scenario, state: EpisodeState) -> tuple[str, ...]:

@@ -341,14 +341,16 @@ _FIRST_STEPS = tuple((step, owner) for step, owner in _STEPS if not step & _TEAM
 
 
 @cached_for_short_texts
-def first_steps_said(text: str) -> frozenset[str]:
+def first_steps_said(text: str, phrases_from: str | None = None) -> frozenset[str]:
     """The issues whose safe first steps the text says (an issue to escalate may get them before
-    the hand-over): a solution phrase of theirs, or a step of their article other than one a team
-    carries out, read without the text's announcements ("I'm passing that to our security team next")."""
+    the hand-over): a solution phrase of theirs (read from `phrases_from`, by default the text),
+    or a step of their article other than one a team carries out, read without the text's
+    announcements ("I'm passing that to our security team next")."""
     said = without_announcements(text)
     words = set(content_stems(said))
     stepped = (owner for step, owner in _FIRST_STEPS if len(step & words) >= max(2, STEP_COVERAGE * len(step)))
-    return frozenset(PHRASE_OWNER[p] for p in phrases_said(said)) | frozenset(stepped)
+    phrased = phrases_said(without_announcements(said if phrases_from is None else phrases_from))
+    return frozenset(PHRASE_OWNER[p] for p in phrased) | frozenset(stepped)
 
 
 def steps_said(text: str) -> frozenset[str]:

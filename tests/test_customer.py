@@ -6,7 +6,7 @@ import copy
 import random
 import re
 
-from supportenv import content, customer, expert
+from supportenv import content, customer, episode, expert
 from supportenv.actions import Action, ask, assign, callback, classify, escalate, resolve, respond
 from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, ISSUE_TYPES, ISSUE_TYPES_BY_ID, REQUESTABLE_FIELDS
 from supportenv.customer import issue_words
@@ -14,7 +14,7 @@ from supportenv.episode import missing_facts, observe, sentiment_label, step, un
 from supportenv.expert import solution_message
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
-from supportenv.solutions import content_stems
+from supportenv.solutions import content_stems, first_steps_said
 from supportenv.world import generate
 
 HARD = "end_to_end_resolution"
@@ -325,12 +325,18 @@ def test_an_answer_that_only_announces_the_hand_over_is_no_first_step():
 def test_first_steps_for_one_issue_leave_the_other_asked_about():
     """From audit round 19: "Okay. That's a start, I suppose." to first steps for a takeover,
     with a refund still unanswered; the customer names what still waits for an answer."""
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
+    said = first_steps_said(steps)  # (a ticket whose other issue these words do not fix as well)
     seed = seed_where(
-        lambda s: len(s.intents) == 2 and s.intents[0].issue_id == "account_takeover" and len(s.expected.solvable) == 1
+        lambda s: (
+            len(s.intents) == 2
+            and s.intents[0].issue_id == "account_takeover"
+            and len(s.expected.solvable) == 1
+            and s.expected.solvable[0] not in said
+        )
     )
     scenario, state = new_episode(HARD, "train", seed)
     _ready_to_answer(scenario, state)
-    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
     step(scenario, state, respond(f"I'm sorry about this. Please {steps}.", "KB-SEC-01"))
     reply = _reply_now(state)
     # (the article's last step, "escalate the case to the security team", tells of the hand-over)
@@ -1453,3 +1459,45 @@ def test_asking_whether_the_fix_worked_is_a_check_in():
         result = step(scenario, state, ask(question=question))
         assert "ask_irrelevant" not in dict(result.breakdown), question
         assert re.fullmatch(_pattern("check_in_done"), _reply_now(state)), _reply_now(state)
+
+
+# ---- findings of blind audit round 36 ----
+
+
+def test_an_instruction_with_if_you_would_like_is_no_offer():
+    """ "if you would like a copy of your data, please export it first; I will pass the deletion to
+    the team" got "Yes, please.": the customer was told what to do, not offered anything."""
+    assert not episode._makes_an_offer(
+        "About deleting your profile: if you would like a copy of your data and order history, please export it "
+        "first; I will pass the deletion request itself to the team that handles it."
+    )
+    assert episode._makes_an_offer("If you'd like, I can send you a summary by email.")
+
+
+def test_a_question_for_no_fact_is_answered_and_how_pressing_it_is_too():
+    """ "Do you still have the backup recovery codes?" got "Sorry, I don't follow. What information
+    are you after?", and "...and is this stopping you from working today?" was passed over: the
+    customer answers how pressing it is as its opening said, and that it knows no more otherwise."""
+    for impact in ("blocking", "can_wait", "normal"):
+        scenario = generate(*next(k for k in _keys() if generate(*k).impact == impact))
+        pressing = customer.answer(scenario, (), (), "Is this stopping you from working today?", 2).reply
+        assert pressing in content.IMPACT_REPLIES[impact], (impact, pressing)
+    scenario = generate(HARD, "train", 0)
+    unsure = customer.answer(scenario, (), (), "Do you still have the backup recovery codes you saved?", 2).reply
+    assert unsure in content.UNSURE_REPLIES, unsure
+    scenario = generate(*next(k for k in _keys() if "order_id" in generate(*k).facts_by_name))
+    with_fact = customer.answer(scenario, (), ("order_id",), "Your order id? And which size did you get?", 2)
+    assert with_fact.revealed == ("order_id",) and any(line in with_fact.reply for line in content.UNSURE_REPLIES)
+
+
+def _keys():
+    return ((HARD, "train", seed) for seed in range(500))
+
+
+def test_a_fix_named_in_a_hand_over_is_no_first_step():
+    """ "I will hand this to our security team, who can safely reset your two-factor
+    authentication" got the credit of safe first steps: the reset is the team's work."""
+    handing = "For your lost codes, I will hand this to our security team, who can reset two-factor authentication."
+    assert "two_factor_lost" not in episode._first_steps_in(handing)
+    steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
+    assert "account_takeover" in episode._first_steps_in(f"Please {steps}.")

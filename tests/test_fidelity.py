@@ -754,3 +754,17 @@ def test_escalation_and_routing_come_in_either_order_as_the_policy_says():
     scenario, state, _ = play(HARD, seed, swapped, split="validation")
     grade = grade_state(scenario, state)
     assert grade.score == 1.0 and grade.passed, grade
+
+
+def test_a_wrong_priority_is_no_expert_grade_triage_in_any_task():
+    """From audit round 36: in action_selection and the hard task a triage with a priority the
+    policy does not give was graded "expert-grade" and the score stayed 1.000."""
+    for task_id in ("action_selection", HARD):
+        seed = next(s for s in range(200) if expert_plan(task_id, "validation", s)[0].kind == "classify_issue")
+        plan = expert_plan(task_id, "validation", seed)
+        wrong = next(p for p in ("low", "urgent") if p != plan[0].priority)
+        triage = classify(plan[0].category, wrong, plan[0].issue_type)
+        scenario, state, _ = play(task_id, seed, [triage, *plan[1:]], "validation")
+        name = "step_quality" if task_id == "action_selection" else "resolution"
+        charged = next(c for c in grade_state(scenario, state).components if c.name == name)
+        assert charged.score < 1.0 and ("step 1" in charged.detail or "priority" in charged.detail), charged

@@ -399,10 +399,14 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                     # ("Nothing is loading. Take your time, nothing depends on it.": audit round 33)
                     own = [line for i in scenario.intents for line in content.OWN_CAN_WAIT.get(i.issue_id, ())]
                     assert not own or any(line in scenario.opening_message for line in own)
-                if scenario.impact != "normal" and len(scenario.intents) > 1:  # said of them all
-                    assert re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I), (
-                        scenario.opening_message
+                if scenario.impact != "normal" and len(scenario.intents) > 1:  # of them all, or of one named
+                    named = [content.ISSUE_WORDS[i.issue_id][0].lower() for i in scenario.intents]
+                    said = re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I) or any(
+                        f"{words} has to be sorted today" in scenario.opening_message.lower()
+                        or f"{words} can't wait" in scenario.opening_message.lower()
+                        for words in named
                     )
+                    assert said, scenario.opening_message
     assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.15 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
     assert all(words in rule for words in ("urgent", "sorted today", "low", "can wait", "enterprise")), rule
@@ -434,7 +438,7 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
     assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
     impact_lines = [t for lines in (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT) for t, *_ in lines]
     impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL, *(t for own in content.OWN_CAN_WAIT.values() for t in own)]
-    impact_lines += [t for lines in content.IMPACT_LINES_FOR_SEVERAL.values() for t in lines]
+    impact_lines += [t.split("{issue}")[-1] for lines in content.IMPACT_LINES_FOR_SEVERAL.values() for t in lines]
     checked = 0
     for seed in range(3_000):
         message = generate(HARD, "train", seed).opening_message
@@ -455,3 +459,13 @@ def test_a_message_joins_its_issues_with_different_words():
             assert all(scenario.opening_message.count(j.strip()) == 1 for j in used), scenario.opening_message
             checked += 1
     assert checked > 50
+
+
+def test_no_colon_follows_a_colon_where_issues_join():
+    """From audit round 36: "And another thing: suggestion: let us schedule orders in advance."."""
+    checked = 0
+    for seed in range(3_000):
+        message = generate(HARD, "train", seed).opening_message
+        assert not re.search(r"(?:thing|here): \w+(?: \w+){0,3}:", message), message
+        checked += "thing: " in message
+    assert checked > 100

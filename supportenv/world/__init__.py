@@ -65,6 +65,8 @@ P_TYPO = 0.15
 P_HELD_OUT_TEMPLATE = 0.35  # test split only
 P_HELD_OUT_POLICY = 0.4  # test split only
 P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
+_FIXABLE = (content.FAULT, content.REQUEST)  # kinds of issue that can hold the customer up
+_COLON_HEAD = 25  # a template that starts "Suggestion: ..." has its colon this early
 P_COLLEAGUE_ASKED = 0.75  # action_selection: a colleague replied first, asking for the details
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
@@ -509,9 +511,10 @@ def _impact(
     if impact == "can_wait" and own:
         return impact, own[0][several]
     if several:
-        return impact, rng.choice(
-            content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact]
-        )
+        line = rng.choice(content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact])
+        pressing_one = next((i for i in intents if content.ISSUE_WORDS[i.issue_id][2] in _FIXABLE), intents[0])
+        words = content.ISSUE_WORDS[pressing_one.issue_id][0]
+        return impact, line.replace("{issue}", words[:1].upper() + words[1:])
     issue = intents[0]
     kind = content.ISSUE_WORDS[issue.issue_id][2]
     lines = content.ANGRY_CAN_WAIT if angry else content.IMPACT_LINES[impact]
@@ -539,7 +542,9 @@ def _compose_message(
     body = bodies[0]
     joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
-        joiner = rng.choice(joiners)
+        # No colon after a colon ("And another thing: suggestion: ...").
+        fitting = [j for j in joiners if not (j.rstrip().endswith(":") and ":" in extra[:_COLON_HEAD])] or joiners
+        joiner = rng.choice(fitting)
         joiners.remove(joiner)  # "While I'm here, ... While I'm here, ..." reads as a form
         body += joiner + _lower_first(extra)
     impact, impact_line = _impact(intents, template_ids, persona, impact_rng)
