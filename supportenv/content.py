@@ -1080,6 +1080,9 @@ ANY_KIND = (FAULT, REQUEST, QUESTION, IDEA)
 # A line that says the problem has been going on a while (note "a_while"): never for a sudden one
 # (world._compose_message).
 A_WHILE = "a_while"
+# Lines that speak of a long message ("I'll try to explain everything", "I just wanted to make
+# sure you had all the information"): never around a one-line question (audit round 37).
+LONG = "long"
 # Openers that end so lead into the issue itself: no small talk may follow them.
 LEADS_INTO_THE_ISSUE = (": ", "but ")
 PERSONA_OPENERS = {
@@ -1092,9 +1095,9 @@ PERSONA_OPENERS = {
             (FAULT, REQUEST),
             "first_contact",
         ),
-        ("Good morning, I'll try to explain everything as clearly as I can: ", (FAULT, REQUEST), ""),
-        ("Hi, I want to give you the whole picture, so here goes: ", (FAULT,), ""),
-        ("Hello, I hope your day is going better than mine. Let me start from the beginning: ", (FAULT,), ""),
+        ("Good morning, I'll try to explain everything as clearly as I can: ", (FAULT, REQUEST), LONG),
+        ("Hi, I want to give you the whole picture, so here goes: ", (FAULT,), LONG),
+        ("Hello, I hope your day is going better than mine. Let me start from the beginning: ", (FAULT,), LONG),
         (
             "Hello there, I hope this message finds you well. I have a quick query that I couldn't find "
             "the answer to on your website: ",
@@ -1147,14 +1150,14 @@ PERSONA_CLOSERS = {
             (FAULT, REQUEST, QUESTION),
             "searched",
         ),
-        (" I just wanted to make sure you had all the information.", (FAULT, REQUEST), ""),
+        (" I just wanted to make sure you had all the information.", (FAULT, REQUEST), LONG),
         (
             " I know you must be busy, so I do appreciate you taking the time.",
             (FAULT, REQUEST),
             "",
         ),
         (" Let me know if you need anything else from me; I'm happy to answer any questions.", ANY_KIND, ""),
-        (" I'd be grateful for any thoughts, and thank you for taking the time to read all this.", ANY_KIND, "thanks"),
+        (" I'd be grateful for any thoughts, and thank you for your time.", ANY_KIND, "thanks"),
     ),
     "angry": (
         (" Fix it.", (FAULT,), "pressing"),
@@ -1431,6 +1434,8 @@ IMPACT_REPLIES = {
     "can_wait": ("No, it can wait, there's no rush.",),
     "normal": ("It's not stopping me from doing anything, but I'd like it sorted.",),
 }
+TOLD_AGAIN_REPLIES = ("Like I said, {}", "As I wrote, {}")
+NOT_THAT_I_KNOW_REPLIES = ("Not that I know of.", "I don't think so, no, not that I've seen.")
 UNSURE_REPLIES = (
     "I'm not sure, to be honest. I've told you everything I know.",
     "I don't know, sorry. That's all I have.",

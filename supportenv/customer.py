@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from hashlib import blake2b as _blake2b
 
 from supportenv import content
-from supportenv.catalog import FACT_SYNONYMS
+from supportenv.catalog import FACT_SYNONYMS, ISSUE_TYPES_BY_ID
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.world import Scenario
@@ -102,6 +102,31 @@ _CHANGES_RE = re.compile(
 
 
 _QUESTION_RE = re.compile(r"[^.!?]*\?")
+# A yes-or-no question ("Have you received a shipping confirmation?"), however it is led into.
+_YES_NO_RE = re.compile(
+    r"^(?:\w+,\s+)*(?:(?:and|so|also|just|first|before \w+[^,]*),?\s+)*(?:could you tell me )?"
+    r"(?:do|does|did|have|has|had|is|are|was|were|can|could|would|will)\b|\bwhether\b",
+    re.IGNORECASE,
+)
+# A question what happened ("what went wrong with it?", "what arrived instead?").
+_WHAT_HAPPENED_RE = re.compile(
+    r"\b(?:what|how|why)\b[^?.!]*\b(?:went wrong|go wrong|happened|happen|arrived|came|turned up|is wrong|was wrong|"
+    r"the problem|the issue|is going on|seems to be|you received|you got)\b",
+    re.IGNORECASE,
+)
+
+
+def _own_words(scenario: Scenario) -> str:
+    """What the customer wrote of its first issue (its template as it stands in the opening), or
+    that issue in its plain words."""
+    issue_id, index = scenario.template_ids[0].rsplit("/", 1)
+    template = ISSUE_TYPES_BY_ID[issue_id].templates[int(index)]
+    pattern = re.escape(template).replace(re.escape("{product}"), ".+?")
+    found = re.search(pattern, scenario.opening_message, re.IGNORECASE)
+    said = found.group(0) if found else f"it's about {issue_words([issue_id])}."
+    return said[:1].lower() + said[1:] if not said.startswith(("I ", "I'")) else said
+
+
 # A question how pressing the problem is ("Is this urgent?", "Is it stopping you from working?").
 _IMPACT_QUESTION_RE = re.compile(
     r"\b(?:urgent\w*|how soon|by when|deadline|time[- ]sensitive|can (?:it|this|that) wait|stopping you|"
@@ -164,11 +189,18 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
         sentences.append(_pick(f"{ticket}|{step}|new_email", content.NEW_EMAIL_REPLIES).format(new_email(scenario)))
     if question and _CHANGES_RE.search(question):
         sentences.append(_pick(f"{ticket}|{step}|changes", content.CHANGE_REPLIES))
+    elif question and _WHAT_HAPPENED_RE.search(question):
+        # "...and what arrived in the box instead?": the customer tells it again, in its own words.
+        sentences.append(_pick(f"{ticket}|{step}|again", content.TOLD_AGAIN_REPLIES).format(_own_words(scenario)))
     elif other := _question_for_no_fact(question):
         # "Is this stopping you from working?", "Do you still have the backup codes?": answered, never
         # met with "Sorry, I don't follow" (nor passed over after the facts).
         replies = (
-            content.IMPACT_REPLIES[scenario.impact] if _IMPACT_QUESTION_RE.search(other) else content.UNSURE_REPLIES
+            content.IMPACT_REPLIES[scenario.impact]
+            if _IMPACT_QUESTION_RE.search(other)
+            else content.NOT_THAT_I_KNOW_REPLIES
+            if _YES_NO_RE.match(other.strip())
+            else content.UNSURE_REPLIES
         )
         sentences.append(_pick(f"{ticket}|{step}|other", replies))
     if not sentences:

@@ -467,7 +467,9 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
         if not (got.revealed or got.repeated or got.unknown):
-            turn.notes.append("that question asked for no fact the customer could name")
+            # (whatever the customer says to it: "which new email would you like?" gets an address,
+            # but no fact the case needs; ask for facts by field name)
+            turn.notes.append("that question asked for no fact the case needs")
     return got.reply
 
 
@@ -770,9 +772,13 @@ def _says_it_was_done(text: str) -> bool:
 
 
 # Words that tell the customer a colleague or specialist team will take something over.
+# (A team named for what it does next, not as a reader of crash reports: "send us the crash report
+# so our team can fix it" hands nothing over.)
 _HANDOVER_RE = re.compile(
     r"\b(?:specialists?|colleagues?|escalat\w*|hand(?:ing|ed|s)?\b.{0,30}\bover|pass(?:ing|ed|es)?\b.{0,40}\b(?:on|to)|"
-    r"teams?)\b",
+    r"(?:hand|pass|send|transfer|refer|forward|route|assign)\w*\b[^.!?]{0,40}\bteams?|"
+    r"teams?\b(?=[^.!?]{0,30}\b(?:will|who will|is going to|are going to|can take|to take|takes|to handle|"
+    r"handles)\b))\b",
     re.IGNORECASE,
 )
 # Photos the customer is asked to send: a request for them ("send us photos", "could you take a
@@ -1100,7 +1106,8 @@ def _assign(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
     previous, state.department = state.department, action.department
     if action.department != scenario.expected.department:
         turn.add("department_wrong")
-        turn.notes.append("wrong department")
+        # (a case with nothing to escalate has no right team: it is the agent's to solve)
+        turn.notes.append("wrong department" if scenario.expected.escalate else "this case needs no routing: solve it")
     elif not scenario.expected.escalate:
         turn.add("department_needless")
         turn.notes.append("this case can be solved without a transfer")

@@ -8,7 +8,14 @@ import re
 
 from supportenv import content, customer, episode, expert
 from supportenv.actions import Action, ask, assign, callback, classify, escalate, resolve, respond
-from supportenv.catalog import ARTICLES, ARTICLES_BY_ID, ISSUE_TYPES, ISSUE_TYPES_BY_ID, REQUESTABLE_FIELDS
+from supportenv.catalog import (
+    ARTICLES,
+    ARTICLES_BY_ID,
+    DEPARTMENTS,
+    ISSUE_TYPES,
+    ISSUE_TYPES_BY_ID,
+    REQUESTABLE_FIELDS,
+)
 from supportenv.customer import issue_words
 from supportenv.episode import missing_facts, observe, sentiment_label, step, unsolved
 from supportenv.expert import solution_message
@@ -1483,7 +1490,9 @@ def test_a_question_for_no_fact_is_answered_and_how_pressing_it_is_too():
         pressing = customer.answer(scenario, (), (), "Is this stopping you from working today?", 2).reply
         assert pressing in content.IMPACT_REPLIES[impact], (impact, pressing)
     scenario = generate(HARD, "train", 0)
-    unsure = customer.answer(scenario, (), (), "Do you still have the backup recovery codes you saved?", 2).reply
+    yes_no = customer.answer(scenario, (), (), "Do you still have the backup recovery codes you saved?", 2).reply
+    assert yes_no in content.NOT_THAT_I_KNOW_REPLIES, yes_no  # (round 37: not "That's all I have")
+    unsure = customer.answer(scenario, (), (), "Which browser were you using at the time?", 2).reply
     assert unsure in content.UNSURE_REPLIES, unsure
     scenario = generate(*next(k for k in _keys() if "order_id" in generate(*k).facts_by_name))
     with_fact = customer.answer(scenario, (), ("order_id",), "Your order id? And which size did you get?", 2)
@@ -1501,3 +1510,28 @@ def test_a_fix_named_in_a_hand_over_is_no_first_step():
     assert "two_factor_lost" not in episode._first_steps_in(handing)
     steps = "; ".join(s.lower() for s in ARTICLES_BY_ID["KB-SEC-01"].steps)
     assert "account_takeover" in episode._first_steps_in(f"Please {steps}.")
+
+
+def test_a_question_what_happened_is_answered_in_the_customers_words():
+    """From audit round 37: "Could you tell me your order number and what arrived in the box
+    instead?" got only the order number; the customer tells what it wrote again."""
+    scenario = generate(*next(k for k in _keys() if "order_id" in generate(*k).facts_by_name))
+    reply = customer.answer(scenario, (), ("order_id",), "Your order number, and what arrived instead?", 2).reply
+    assert scenario.facts_by_name["order_id"] in reply and re.search(r"(?:Like I said|As I wrote), \S", reply), reply
+    told = reply.split(", ", 1)[-1] if "Like I said" not in reply else reply.split("Like I said, ", 1)[1]
+    assert told[:20].lower() in scenario.opening_message.lower() or "it's about" in told, reply
+
+
+def test_a_team_named_for_its_work_is_no_hand_over_and_routing_a_solvable_case_says_so():
+    """From audit round 37: "send us the crash report so our team can fix it" got "I'll wait for the
+    team to sort out deleting my account", and routing a case with nothing to escalate was told
+    "wrong department", as if another team were right."""
+    assert not episode._announces_a_hand_over("Send us the crash report from the settings menu so our team can fix it.")
+    assert episode._announces_a_hand_over("I'm passing this to our security team, who will be in touch.")
+    assert episode._announces_a_hand_over("Our accounts team will take it from here.")
+    seed = seed_where(lambda s: not s.expected.escalate)
+    scenario, state = new_episode(HARD, "train", seed)
+    wrong = next(d for d in DEPARTMENTS if d != scenario.expected.department)
+    result = step(scenario, state, assign(wrong))
+    assert "department_wrong" in dict(result.breakdown), result
+    assert "needs no routing" in result.observation.last_action_feedback, result.observation.last_action_feedback

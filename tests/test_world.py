@@ -469,3 +469,23 @@ def test_no_colon_follows_a_colon_where_issues_join():
         assert not re.search(r"(?:thing|here): \w+(?: \w+){0,3}:", message), message
         checked += "thing: " in message
     assert checked > 100
+
+
+def test_no_word_of_a_long_message_around_a_short_one():
+    """From audit round 37: "I'll try to explain everything as clearly as I can: How do I
+    permanently remove my account? ... I just wanted to make sure you had all the information."."""
+    long_lines = [
+        t
+        for table in (content.PERSONA_OPENERS, content.PERSONA_CLOSERS)
+        for v in table.values()
+        for t, _, n in v
+        if n == content.LONG
+    ]
+    assert len(long_lines) >= 4
+    checked = 0
+    for seed in range(3_000):
+        scenario = generate("issue_classification", "train", seed)
+        if any(t.strip() in scenario.opening_message for t in long_lines):
+            checked += 1
+            assert len(scenario.opening_message.split()) >= 30, scenario.opening_message
+    assert checked > 10

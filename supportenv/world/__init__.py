@@ -67,6 +67,7 @@ P_HELD_OUT_POLICY = 0.4  # test split only
 P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
 _FIXABLE = (content.FAULT, content.REQUEST)  # kinds of issue that can hold the customer up
 _COLON_HEAD = 25  # a template that starts "Suggestion: ..." has its colon this early
+_LONG_MESSAGE_WORDS = 30  # a message this long at least may be called long ("let me explain everything")
 P_COLLEAGUE_ASKED = 0.75  # action_selection: a colleague replied first, asking for the details
 
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
@@ -475,15 +476,15 @@ def _persona_line(
     kinds: set[str],
     said: set[str],
     rng: random.Random,
-    avoid: str = "",
+    avoid: frozenset[str] = frozenset(),
 ) -> tuple[str, str]:
     """A persona line (text, what it says) that fits every kind of issue in the message and
     says nothing already said. Every persona has lines that fit anything. A line that says
-    `avoid` is passed over for the next fitting one (drawn as before, so that a ticket whose
+    one of `avoid` is passed over for the next fitting one (drawn as before, so that a ticket whose
     line does not say it stays as it was)."""
     fitting = [(text, note) for text, fits, note in lines if kinds <= set(fits) and not (note and note in said)]
     at = fitting.index(rng.choice(fitting))
-    return next(line for line in fitting[at:] + fitting[:at] if not (avoid and line[1] == avoid))
+    return next(line for line in fitting[at:] + fitting[:at] if line[1] not in avoid)
 
 
 # Words of a problem that began just now: no opener may say the customer has meant to write for a while.
@@ -571,7 +572,10 @@ def _compose_message(
     openers = content.PERSONA_OPENERS[persona]
     urgent = any(i.issue_id in content.URGENT_ISSUES for i in intents)
     # (what happened just now has not been going on a while)
-    avoid = content.A_WHILE if urgent or _SUDDEN_RE.search(body) else ""
+    avoid = frozenset(
+        ([content.A_WHILE] if urgent or _SUDDEN_RE.search(body) else [])
+        + ([content.LONG] if len(body.split()) < _LONG_MESSAGE_WORDS else [])
+    )
     distractor = ""
     if rng.random() < P_DISTRACTOR and persona != "angry":  # an angry customer makes no small talk
         distractor = rng.choice(content.DISTRACTORS)
@@ -585,7 +589,7 @@ def _compose_message(
         body = body if urgent else f"{distractor} {body}"
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
     opener, note = _persona_line(openers, kinds, said, rng, avoid)
-    closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng)
+    closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng, avoid - {content.A_WHILE})
     if opener and not opener.endswith((": ", ". ")):  # "Hi there, " goes on with a small letter
         body = _lower_first(body)
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), impact, impact_line
