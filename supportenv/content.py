@@ -1271,7 +1271,7 @@ DISTRACTORS = (
 )
 
 PRODUCTS = (
-    "wireless earbuds",
+    "pair of wireless earbuds",
     "standing desk",
     "coffee grinder",
     "yoga mat",
@@ -1283,7 +1283,7 @@ PRODUCTS = (
     "electric kettle",
     "robot vacuum",
     "smartwatch",
-    "running shoes",
+    "pair of running shoes",
     "blender",
     "winter jacket",
     "mechanical keyboard",
@@ -1435,6 +1435,7 @@ IMPACT_REPLIES = {
     "normal": ("It's not stopping me from doing anything, but I'd like it sorted.",),
 }
 TOLD_AGAIN_REPLIES = ("Like I said, {}", "As I wrote, {}")
+CONFIRMED_REPLIES = ("Yes, that's the one.",)
 NOT_THAT_I_KNOW_REPLIES = ("Not that I know of.", "I don't think so, no, not that I've seen.")
 UNSURE_REPLIES = (
     "I'm not sure, to be honest. I've told you everything I know.",
@@ -1658,7 +1659,7 @@ REACTIONS = {
     "partly_solved_next": (
         "Thanks, that covers {issue}. Yes, please look into {remaining} next.",
         "Okay, that covers {issue}, thanks. So what can you do about {remaining}?",
-        "Thanks, that helps with {issue}. I'm all ears for {remaining}.",
+        "Thanks, that helps with {issue}. What's next for {remaining}?",
     ),
     "partly_solved_next_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. Yes, please look into {remaining} next.",

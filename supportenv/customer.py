@@ -104,7 +104,7 @@ _CHANGES_RE = re.compile(
 _QUESTION_RE = re.compile(r"[^.!?]*\?")
 # A yes-or-no question ("Have you received a shipping confirmation?"), however it is led into.
 _YES_NO_RE = re.compile(
-    r"^(?:\w+,\s+)*(?:(?:and|so|also|just|first|before \w+[^,]*),?\s+)*(?:could you tell me )?"
+    r"^(?:[\w' ]+,\s+)?(?:(?:and|so|also|just|first|before \w+[^,]*),?\s+)*(?:could you tell me )?"
     r"(?:do|does|did|have|has|had|is|are|was|were|can|could|would|will)\b|\bwhether\b",
     re.IGNORECASE,
 )
@@ -196,7 +196,9 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
         # "Is this stopping you from working?", "Do you still have the backup codes?": answered, never
         # met with "Sorry, I don't follow" (nor passed over after the facts).
         replies = (
-            content.IMPACT_REPLIES[scenario.impact]
+            content.CONFIRMED_REPLIES  # "is ORD-1 the order where the wrong item arrived?" of a fact given
+            if repeated and _YES_NO_RE.match(other.strip())
+            else content.IMPACT_REPLIES[scenario.impact]
             if _IMPACT_QUESTION_RE.search(other)
             else content.NOT_THAT_I_KNOW_REPLIES
             if _YES_NO_RE.match(other.strip())

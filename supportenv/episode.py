@@ -431,7 +431,9 @@ def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -
     refund the duplicate charge")."""
     if not text or not state.category:
         return False
-    judged = verdict(text, scenario.intent_keys, "")
+    # (its questions for facts are no solution: "could you tell me your device model and app
+    # version, for the crash?" fixes nothing, whatever an article's step says of them)
+    judged = verdict(without_fact_questions(text), scenario.intent_keys, "")
     ready = [i for i in judged.solves if i in unsolved(scenario, state) and not missing_facts(scenario, state, [i])]
     return bool(ready) and not judged.stuffed
 
@@ -897,7 +899,8 @@ def _last_question(text: str) -> str:
 
 # Questions that only check in ("anything else?", "does that help?"): the reply itself answers them.
 _CHECK_IN_RE = re.compile(
-    r"\b(?:anything else|does (?:this|that) help|(?:make|makes) sense|is (?:that|this) (?:ok|okay|clear)|"
+    r"\b(?:anything else|does (?:this|that) help|(?:does|did) (?:this|that|it|all that) make sense|makes sense\?|"
+    r"is (?:that|this) (?:ok|okay|clear)|"
     r"any (?:other |more )?questions|help with anything)\b"
     # ... or asks whether what was done worked ("Did the reset email arrive, and were you able to log in?")
     r"|\b(?:did|has|have) (?:that|this|it) (?:work|help|worked|helped|fix|fixed|sort|sorted)\b|\bwere you able to\b"

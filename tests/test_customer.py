@@ -1535,3 +1535,24 @@ def test_a_team_named_for_its_work_is_no_hand_over_and_routing_a_solvable_case_s
     result = step(scenario, state, assign(wrong))
     assert "department_wrong" in dict(result.breakdown), result
     assert "needs no routing" in result.observation.last_action_feedback, result.observation.last_action_feedback
+
+
+# ---- findings of blind audit round 38 ----
+
+
+def test_a_question_for_facts_given_already_is_no_answer():
+    """ "Thanks! And for the crash, could you tell me your device model and app version, please?"
+    (both given already) was credited as the crash's answer, and the ticket passed with it open."""
+    seed = seed_where(lambda s: "app_crash" in s.expected.solvable and s.intents[0].issue_id == "app_crash")
+    scenario, state = new_episode(HARD, "train", seed)
+    _ready_to_answer(scenario, state)
+    question = "Thanks! And for the crash, could you tell me your device model and app version, please?"
+    result = step(scenario, state, ask("device_model", "app_version", question=question))
+    assert "respond_after_classify" not in dict(result.breakdown) and "app_crash" not in state.solved_intents
+
+
+def test_that_makes_sense_is_no_check_in():
+    """ "Thanks, that makes sense! ... would a CSV export work for you, or Excel?" was read as a
+    check-in and got "Yes, thanks. But what about my feature idea?"."""
+    assert not episode.is_check_in(ask(question="Thanks, that makes sense! Would a CSV export work, or Excel?"))
+    assert episode.is_check_in(ask(question="Does that make sense?"))

@@ -489,7 +489,8 @@ def _persona_line(
 
 # Words of a problem that began just now: no opener may say the customer has meant to write for a while.
 _SUDDEN_RE = re.compile(
-    r"\b(?:yesterday|today|this morning|overnight|right now|suddenly|for an hour|since about|just unpacked)\b",
+    r"\b(?:yesterday|today|this morning|overnight|right now|suddenly|for an hour|since about|just unpacked|"
+    r"before it (?:goes|ships))\b",
     re.IGNORECASE,
 )
 
@@ -590,7 +591,7 @@ def _compose_message(
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
     opener, note = _persona_line(openers, kinds, said, rng, avoid)
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng, avoid - {content.A_WHILE})
-    if opener and not opener.endswith((": ", ". ")):  # "Hi there, " goes on with a small letter
+    if opener and not opener.endswith(". "):  # "Hi there, " and "I've had enough: " go on with a small letter
         body = _lower_first(body)
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), impact, impact_line
 
