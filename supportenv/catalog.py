@@ -37,7 +37,8 @@ FACT_SYNONYMS: dict[str, tuple[str, ...]] = {
     "account_email": ("email", "e-mail", "account address", "login"),
     "error_code": ("error code", "error message", "status code", "what error"),
     "tracking_number": ("tracking", "tracking number", "shipment number"),
-    "device_model": ("device", "phone model", "which phone", "what phone", "platform"),
+    # (not "platform": "I'm sorry the platform is down" is the customer's word for the service)
+    "device_model": ("device", "phone model", "which phone", "what phone"),
     "charge_date": ("date of the charge", "charge date", "when were you charged", "which date"),
     "app_version": ("app version", "version of the app", "which version", "build number"),
     "invoice_number": ("invoice number", "invoice id", "invoice #", "bill number"),

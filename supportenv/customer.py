@@ -111,7 +111,7 @@ _YES_NO_RE = re.compile(
 # A question what happened ("what went wrong with it?", "what arrived instead?").
 _WHAT_HAPPENED_RE = re.compile(
     r"\b(?:what|how|why)\b[^?.!]*\b(?:went wrong|go wrong|happened|happen|arrived|came|turned up|is wrong|was wrong|"
-    r"the problem|the issue|is going on|seems to be|you received|you got)\b",
+    r"the problem|the issue|is going on|seems to be|you received|you got)\b|\bdid you (?:receive|get) instead\b",
     re.IGNORECASE,
 )
 

@@ -1556,3 +1556,14 @@ def test_that_makes_sense_is_no_check_in():
     check-in and got "Yes, thanks. But what about my feature idea?"."""
     assert not episode.is_check_in(ask(question="Thanks, that makes sense! Would a CSV export work, or Excel?"))
     assert episode.is_check_in(ask(question="Does that make sense?"))
+
+
+def test_the_platform_is_no_device_and_what_came_instead_is_told():
+    """From audit round 39: "I am sorry the platform is down ... Could you share the email on your
+    account?" was read as asking for the device model too (the customer gave one, and the ask was
+    charged), and "What did you receive instead of the office chair?" got "I'm not sure"."""
+    question = "I am sorry the platform is down for your whole team. Could you share the email on your account?"
+    assert customer.fields_in_question(question) == ("account_email",)
+    scenario = generate(*next(k for k in _keys() if "order_id" in generate(*k).facts_by_name))
+    reply = customer.answer(scenario, (), (), "What did you receive instead of the office chair?", 2).reply
+    assert re.match(r"(?:Like I said|As I wrote), ", reply), reply
