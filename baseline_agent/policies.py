@@ -37,7 +37,6 @@ from supportenv.catalog import (
     ISSUE_TYPES_BY_ID,
     PRIORITIES,
     REQUESTABLE_FIELDS,
-    SEVERITIES,
     stated_impact,
     ticket_priority,
 )
@@ -82,6 +81,41 @@ _ISSUE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("hacked", "compromised", "recognise", "recognize", "suspicious", "somebody got in", "wasn't me"),
     ),
     ("two_factor_lost", ("two-factor", "2fa", "authenticator", "verification code", "security code", "login codes")),
+    (
+        "password_advice",
+        (
+            "strong password",
+            "same password",
+            "password be",
+            "password manager",
+            "more secure",
+            "good password",
+            "better password",
+            "short password",
+        ),
+    ),
+    (
+        "notification_settings",
+        ("marketing emails", "newsletter", "promotional emails", "notifications", "offer emails", "fewer emails"),
+    ),
+    ("gift_card", ("gift card", "gift voucher", "voucher")),
+    ("loyalty_points", ("points", "loyalty", "rewards")),
+    (
+        "price_adjustment",
+        (
+            "cheaper",
+            "on sale",
+            "sale price",
+            "price dropped",
+            "price went down",
+            "marked down",
+            "your sale",
+            "price adjustment",
+            "reduced just after",
+        ),
+    ),
+    ("international_shipping", ("abroad", "overseas", "countries", "country", "customs", "international", "duties")),
+    ("profile_update", ("profile", "phone number", "contact number", "mobile number", "display name", "my name")),
     ("data_deletion", ("delete my account", "my data", "erase", "gdpr", "personal information", "wipe everything")),
     ("email_change", ("change the email", "login email", "account email", "email address", "different email")),
     ("account_locked", ("locked", "blocked", "can't sign in", "disabled", "password attempts")),
@@ -122,7 +156,6 @@ _CATEGORY_OF = {i.issue_id: i.category for i in ISSUE_TYPES}
 # The help desk knows which public article covers which issue.
 _ISSUE_OF_ARTICLE = {i.article_id: i.issue_id for i in ISSUE_TYPES}
 _ARTICLE_OF_ISSUE = {i.issue_id: i.article_id for i in ISSUE_TYPES}
-_SEVERITY_OF = {i.issue_id: i.severity for i in ISSUE_TYPES}
 # What the stated policy says to escalate: always, or for enterprise customers.
 _SECURITY = tuple(i.issue_id for i in ISSUE_TYPES if i.escalation == "always")
 _OUTAGES = tuple(i.issue_id for i in ISSUE_TYPES if i.escalation == "enterprise")
@@ -177,8 +210,7 @@ class RulePolicy(_Base):
         if obs.issue_type in _CATEGORY_OF and obs.issue_type != issues[0]:  # a colleague's triage stands
             issues = [obs.issue_type, *(i for i in issues if _CATEGORY_OF[i] != _CATEGORY_OF[obs.issue_type])]
         if not obs.category:
-            severity = max((_SEVERITY_OF[i] for i in issues), key=SEVERITIES.index)
-            priority = ticket_priority(severity, obs.customer_tier, stated_impact(self._opening(obs)))
+            priority = ticket_priority(stated_impact(self._opening(obs)))
             return Action("classify_issue", category=_CATEGORY_OF[issues[0]], priority=priority, issue_type=issues[0])
         if self.task_id == "issue_classification":
             return Action("mark_resolved", text="Classified.")
@@ -322,7 +354,7 @@ class ConstantTriagePolicy(_Base):
     ISSUE = ISSUE_TYPES[0]
 
     def priority(self, obs: Observation) -> str:
-        return self.ISSUE.severity
+        return ticket_priority("normal")  # the commonest guess: what a customer who says nothing gets
 
     def choose(self, obs: Observation) -> Action:
         issue = self.ISSUE
@@ -335,13 +367,14 @@ class ConstantTriagePolicy(_Base):
 
 
 class ConstantTriageTieredPolicy(ConstantTriagePolicy):
-    """The same fixed script, its priority the policy's for the customer's tier as if it said
-    nothing of the impact: it reads the tier, never its words."""
+    """The same fixed script, its priority the policy's as if the customer said nothing of the
+    impact. (The tier once changed that priority; it no longer does, so this guesses as
+    constant_triage does, and stays on the scoreboard so that its figures compare.)"""
 
     name = "constant_triage_tiered"
 
     def priority(self, obs: Observation) -> str:
-        return ticket_priority(self.ISSUE.severity, obs.customer_tier, "normal")
+        return ticket_priority("normal")
 
 
 @lru_cache(maxsize=1)
@@ -404,7 +437,9 @@ class TopKnowledgeBasePolicy(_Base):
     def choose(self, obs: Observation) -> Action:
         issue = self._issue(obs)
         if not obs.category:
-            return Action("classify_issue", category=issue.category, priority=issue.severity, issue_type=issue.issue_id)
+            return Action(
+                "classify_issue", category=issue.category, priority=ticket_priority("normal"), issue_type=issue.issue_id
+            )
         article = obs.kb_matches[0][0] if obs.kb_matches else issue.article_id
         steps = [
             ("ask", Action("ask_for_more_info", fields=REQUESTABLE_FIELDS if self.ASK_ALL else ARTICLE_NEEDS[article])),

@@ -12,9 +12,10 @@ from supportenv import content
 
 CATEGORIES = ("billing", "delivery", "refund", "account", "technical", "general")
 PRIORITIES = ("low", "medium", "high", "urgent")
-SEVERITIES = ("medium", "high")  # an issue's own; "low" and "urgent" come from what the customer says
-# How much the problem holds the customer up, as its words say (content.IMPACT_LINES).
-IMPACTS = ("blocking", "normal", "can_wait")
+# How much the problem holds the customer up, as its words say (content.IMPACT_LINES): it alone
+# sets the priority (ticket_priority), so a triage must read the words to get it.
+IMPACTS = ("blocking", "soon", "normal", "can_wait")
+_PRIORITY_OF_IMPACT = {"blocking": "urgent", "soon": "high", "normal": "medium", "can_wait": "low"}
 TIERS = ("regular", "premium", "enterprise")
 DEPARTMENTS = ("billing", "logistics", "technical", "accounts", "security", "enterprise_success")
 SENTIMENT_LABELS = ("angry", "frustrated", "neutral", "satisfied")
@@ -84,7 +85,6 @@ class IssueType:
     issue_id: str
     category: str
     title: str
-    severity: str  # base priority before the tier adjustment
     required_facts: tuple[str, ...]
     extra_facts: tuple[str, ...]  # facts this customer knows but the case does not need
     article_id: str
@@ -103,7 +103,6 @@ ISSUE_TYPES: tuple[IssueType, ...] = tuple(
         issue_id=d["issue_id"],
         category=d["category"],
         title=d["title"],
-        severity=d["severity"],
         # Identity checks need the account email, so it is always among the required facts.
         required_facts=tuple(d["required_facts"])
         + ((IDENTITY_FACT,) if d["identity_required"] and IDENTITY_FACT not in d["required_facts"] else ()),
@@ -147,21 +146,17 @@ ARTICLE_CATEGORY: dict[str, str] = {
 }
 
 
-def ticket_priority(severity: str, tier: str, impact: str) -> str:
-    """The policy's priority of a ticket whose most severe issue has `severity`: urgent when the
-    customer says the problem stops its work or must be sorted today, low when it says it can wait,
-    otherwise that severity, and high for enterprise customers."""
-    if impact == "blocking":
-        return "urgent"
-    if impact == "can_wait":
-        return "low"
-    return "high" if tier == "enterprise" else severity
+def ticket_priority(impact: str) -> str:
+    """The policy's priority of a ticket whose customer states `impact`: urgent when the problem
+    stops its work or must be sorted today, high when it must be sorted within a day or two (or by
+    the end of the week), low when it can wait, medium when the customer says nothing of it."""
+    return _PRIORITY_OF_IMPACT[impact]
 
 
 def stated_impact(message: str) -> str:
-    """The impact the customer's words state: "blocking", "can_wait" or "normal" (neither said)."""
+    """The impact the customer's words state (catalog.IMPACTS; "normal" when they say nothing of it)."""
     text = message.lower()
-    for impact in ("can_wait", "blocking"):  # "not urgent" before anything urgent-sounding
+    for impact in ("can_wait", "soon", "blocking"):  # "not urgent" before anything urgent-sounding
         if any(cue in text for cue in content.IMPACT_CUES[impact]):
             return impact
     return "normal"
@@ -179,9 +174,9 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     identity = ", ".join(i.issue_id for i in ISSUE_TYPES if i.identity_required)
     return (
         "Classify the ticket (category, issue type and priority) before answering it.",
-        "Priority: urgent when the customer says the problem stops their work or must be sorted today; low when "
-        "they say it can wait; otherwise the severity of the ticket's most severe issue (medium or high), and high "
-        "for enterprise customers.",
+        "Priority, from what the customer says of how much the problem holds them up: urgent when it stops their "
+        "work or must be sorted today; high when it must be sorted within a day or two or by the end of the week; "
+        "low when they say it can wait; medium when they say nothing of it.",
         "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
         "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
@@ -205,7 +200,7 @@ def _check_catalog() -> None:
     """Fail at import, not mid-episode, if the content breaks an invariant we rely on."""
     for issue in ISSUE_TYPES:
         where = f"issue {issue.issue_id}"
-        assert issue.category in CATEGORIES and issue.severity in SEVERITIES, where
+        assert issue.category in CATEGORIES, where
         assert issue.department in DEPARTMENTS and issue.escalation in ESCALATION_RULES, where
         assert issue.article_id in ARTICLES_BY_ID, where
         assert set(issue.required_facts + issue.extra_facts) <= set(REQUESTABLE_FIELDS), where
@@ -218,9 +213,7 @@ def _check_catalog() -> None:
         several = content.IMPACT_LINES_FOR_SEVERAL[impact]
         if impact == "can_wait":
             lines += content.ANGRY_CAN_WAIT
-            several += content.ANGRY_CAN_WAIT_FOR_SEVERAL + tuple(
-                x for own in content.OWN_CAN_WAIT.values() for x in own
-            )
+            several += content.ANGRY_CAN_WAIT_FOR_SEVERAL
         for line in (*(text for text, *_ in lines), *(line.replace("{issue}", "It") for line in several)):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
         for issue in ISSUE_TYPES:

@@ -272,7 +272,7 @@ ARTICLES = (
             "Offer the express shipping option, priced at checkout",
         ),
     ),
-    # --- distractors: not the answer to any issue ----------------------------
+    # --- everyday questions (KB-BIL-06 answers no issue: a distractor) -------
     (
         "KB-GEN-01",
         "Updating your profile details",
@@ -361,7 +361,6 @@ ISSUES = (
         "issue_id": "payment_failure",
         "category": "billing",
         "title": "Payment failure",
-        "severity": "medium",
         "required_facts": ("card_last_four", "amount"),
         "extra_facts": ("account_email", "charge_date"),
         "article": "KB-PAY-01",
@@ -393,7 +392,6 @@ ISSUES = (
         "issue_id": "double_charge",
         "category": "billing",
         "title": "Double charge",
-        "severity": "high",
         "required_facts": ("order_id", "amount", "charge_date"),
         "extra_facts": ("card_last_four",),
         "article": "KB-BIL-02",
@@ -426,7 +424,6 @@ ISSUES = (
         "issue_id": "wrong_amount",
         "category": "billing",
         "title": "Charged the wrong amount",
-        "severity": "medium",
         "required_facts": ("order_id", "amount"),
         "extra_facts": ("charge_date", "invoice_number"),
         "article": "KB-BIL-03",
@@ -457,7 +454,6 @@ ISSUES = (
         "issue_id": "subscription_cancel",
         "category": "billing",
         "title": "Cancel a subscription",
-        "severity": "medium",
         "required_facts": ("account_email",),
         "extra_facts": ("card_last_four", "charge_date"),
         "article": "KB-BIL-04",
@@ -475,7 +471,7 @@ ISSUES = (
             "Please stop my monthly plan, I don't want it to renew again.",
             "My membership is about to renew and I want out before I'm billed.",
             "Can't find any button to end my plan in the app. Help?",
-            "Want to cancel my membership, effective immediately.",
+            "Want to cancel my membership before it renews.",
             "Please make sure I'm not charged for another month; I'd like to close my subscription.",
             "There's no way to opt out of the recurring payments in my settings, and I'd like them stopped.",
             "Could you end my plan? Money's tight and I barely use it anymore.",
@@ -485,7 +481,6 @@ ISSUES = (
         "issue_id": "invoice_request",
         "category": "billing",
         "title": "Invoice request",
-        "severity": "medium",
         "required_facts": ("order_id", "account_email"),
         "extra_facts": ("amount", "charge_date"),
         "article": "KB-BIL-05",
@@ -514,7 +509,6 @@ ISSUES = (
         "issue_id": "delayed_delivery",
         "category": "delivery",
         "title": "Delayed delivery",
-        "severity": "medium",
         "required_facts": ("order_id", "tracking_number"),
         "extra_facts": ("account_email",),
         "article": "KB-DEL-01",
@@ -537,7 +531,6 @@ ISSUES = (
         "issue_id": "lost_package",
         "category": "delivery",
         "title": "Lost package",
-        "severity": "high",
         "required_facts": ("order_id", "tracking_number"),
         "extra_facts": ("amount",),
         "article": "KB-DEL-02",
@@ -568,7 +561,6 @@ ISSUES = (
         "issue_id": "wrong_item",
         "category": "delivery",
         "title": "Wrong item received",
-        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("tracking_number",),
         "article": "KB-DEL-03",
@@ -602,7 +594,6 @@ ISSUES = (
         "issue_id": "damaged_item",
         "category": "delivery",
         "title": "Damaged item",
-        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("tracking_number", "amount"),
         "article": "KB-DEL-04",
@@ -630,7 +621,6 @@ ISSUES = (
         "issue_id": "address_change",
         "category": "delivery",
         "title": "Change delivery address",
-        "severity": "medium",
         "required_facts": ("order_id", "account_email", "new_address"),
         "extra_facts": ("tracking_number",),
         "article": "KB-DEL-05",
@@ -652,7 +642,7 @@ ISSUES = (
             "Oops, I put the wrong street on my order. Can that still be fixed?",
             "Please ship my {product} to my office rather than my home.",
             "Is it too late to change where my order is going?",
-            "Typo in my shipping address. Need it corrected before it goes out.",
+            "Typo in my shipping address. Could you correct it on my order?",
             "Would it be possible to reroute the {product} to my parents' house? I won't be home that week.",
             "The destination on my purchase is outdated; I've relocated and the old flat is empty now.",
         ),
@@ -662,7 +652,6 @@ ISSUES = (
         "issue_id": "refund_request",
         "category": "refund",
         "title": "Refund request",
-        "severity": "medium",
         "required_facts": ("order_id", "amount", "account_email"),
         "extra_facts": ("card_last_four",),
         "article": "KB-REF-01",
@@ -697,7 +686,6 @@ ISSUES = (
         "issue_id": "refund_status",
         "category": "refund",
         "title": "Refund status",
-        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("amount", "charge_date"),
         "article": "KB-REF-02",
@@ -726,7 +714,6 @@ ISSUES = (
         "issue_id": "return_label",
         "category": "refund",
         "title": "Return label",
-        "severity": "medium",
         "required_facts": ("order_id",),
         "extra_facts": ("account_email",),
         "article": "KB-REF-03",
@@ -750,7 +737,6 @@ ISSUES = (
         "issue_id": "account_locked",
         "category": "account",
         "title": "Locked account",
-        "severity": "high",
         "required_facts": ("account_email",),
         "extra_facts": ("device_model",),
         "article": "KB-ACC-01",
@@ -778,7 +764,6 @@ ISSUES = (
         "issue_id": "email_change",
         "category": "account",
         "title": "Change account email",
-        "severity": "medium",
         "required_facts": ("account_email",),
         "extra_facts": ("order_id",),
         "article": "KB-ACC-02",
@@ -806,7 +791,6 @@ ISSUES = (
         "issue_id": "account_takeover",
         "category": "account",
         "title": "Suspected account takeover",
-        "severity": "high",
         "required_facts": ("account_email",),
         "extra_facts": ("card_last_four", "order_id"),
         "article": "KB-SEC-01",
@@ -835,7 +819,6 @@ ISSUES = (
         "issue_id": "two_factor_lost",
         "category": "account",
         "title": "Lost two-factor device",
-        "severity": "high",
         "required_facts": ("account_email",),
         "extra_facts": ("device_model",),
         "article": "KB-SEC-02",
@@ -863,7 +846,6 @@ ISSUES = (
         "issue_id": "data_deletion",
         "category": "account",
         "title": "Account and data deletion",
-        "severity": "medium",
         "required_facts": ("account_email",),
         "extra_facts": ("order_id",),
         "article": "KB-ACC-03",
@@ -887,7 +869,6 @@ ISSUES = (
         "issue_id": "error_403",
         "category": "technical",
         "title": "403 Forbidden error",
-        "severity": "medium",
         # The customer already says "403"; the article's checks need the account, not a code.
         "required_facts": ("account_email",),
         "extra_facts": ("error_code", "app_version"),
@@ -911,7 +892,6 @@ ISSUES = (
         "issue_id": "app_crash",
         "category": "technical",
         "title": "App crash",
-        "severity": "medium",
         "required_facts": ("device_model", "app_version"),
         "extra_facts": ("error_code",),
         "article": "KB-TEC-02",
@@ -934,7 +914,6 @@ ISSUES = (
         "issue_id": "service_outage",
         "category": "technical",
         "title": "Service outage",
-        "severity": "high",
         "required_facts": ("account_email",),
         "extra_facts": ("error_code", "device_model"),
         "article": "KB-TEC-03",
@@ -957,7 +936,6 @@ ISSUES = (
         "issue_id": "slow_performance",
         "category": "technical",
         "title": "Slow performance",
-        "severity": "medium",
         "required_facts": ("device_model",),
         "extra_facts": ("app_version", "account_email"),
         "article": "KB-TEC-04",
@@ -985,7 +963,6 @@ ISSUES = (
         "issue_id": "integration_failure",
         "category": "technical",
         "title": "Integration failure",
-        "severity": "high",
         "required_facts": ("error_code", "account_email"),
         "extra_facts": ("app_version",),
         "article": "KB-TEC-05",
@@ -1009,7 +986,6 @@ ISSUES = (
         "issue_id": "feature_request",
         "category": "general",
         "title": "Feature request",
-        "severity": "medium",
         "required_facts": (),
         "extra_facts": ("account_email",),
         "article": "KB-GEN-02",
@@ -1038,7 +1014,6 @@ ISSUES = (
         "issue_id": "shipping_policy_question",
         "category": "general",
         "title": "Shipping policy question",
-        "severity": "medium",
         "required_facts": (),
         "extra_facts": (),
         "article": "KB-GEN-03",
@@ -1061,6 +1036,161 @@ ISSUES = (
             "What's your shipping policy for orders placed at the weekend?",
             "Before I buy, roughly how many days should I expect between paying and the parcel reaching me?",
             "Could you explain the different postage speeds you have and what each one costs?",
+        ),
+    },
+    # ===== everyday questions and requests (the articles once only distractors) =====
+    {
+        "issue_id": "price_adjustment",
+        "category": "refund",
+        "title": "Price adjustment after a sale",
+        "required_facts": (),
+        "extra_facts": ("order_id",),
+        "article": "KB-REF-04",
+        "department": "billing",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("price adjustment", "as store credit", "within 14 days of purchase"),
+        "templates": (
+            "I bought the {product} last week and now it's cheaper. Can I get the difference?",
+            "The price dropped a few days after I ordered. Is there anything you can do?",
+            "Your sale started just after I paid for the {product}.",
+            "Can you match the new sale price on something I ordered recently?",
+            "The {product} I bought is now on sale for less. Do you offer price adjustments?",
+            "I noticed the price went down on my recent order; could you adjust it?",
+            "Three days after my order arrived, the same item was marked down in your sale. Can I have the difference?",
+            "I'd hoped to pay the sale price: the {product} was reduced just after I bought it.",
+        ),
+    },
+    {
+        "issue_id": "international_shipping",
+        "category": "delivery",
+        "title": "International shipping question",
+        "required_facts": (),
+        "extra_facts": (),
+        "article": "KB-DEL-06",
+        "department": "logistics",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("customs duties", "7-14 days for international", "destination country"),
+        "templates": (
+            "Do you ship to other countries?",
+            "Can I order from abroad?",
+            "Will I have to pay customs fees if I order the {product} from overseas?",
+            "How long does international delivery take?",
+            "I live abroad; can you still send orders to my country?",
+            "Are there extra duties on parcels sent to another country?",
+            "My sister lives overseas; could I have a present sent straight to her country?",
+            "Which countries outside this one do you deliver to, and what does customs add?",
+        ),
+    },
+    {
+        "issue_id": "password_advice",
+        "category": "account",
+        "title": "Password advice",
+        "required_facts": (),
+        "extra_facts": ("account_email",),
+        "article": "KB-SEC-03",
+        "department": "accounts",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("unique password", "password manager", "at least twelve characters"),
+        "templates": (
+            "What makes a strong password for my account?",
+            "Is it safe to use the same password I use on other sites?",
+            "How long should my password be?",
+            "Do you recommend using a password manager?",
+            "I want to make my login more secure. Any tips?",
+            "What's the best way to protect my account with a better password?",
+            "Before I set up my account properly, what's your advice on choosing a good password?",
+            "Is a short password with a few numbers good enough, or should I use something longer?",
+        ),
+    },
+    {
+        "issue_id": "notification_settings",
+        "category": "account",
+        "title": "Email notification settings",
+        "required_facts": (),
+        "extra_facts": ("account_email",),
+        "article": "KB-ACC-04",
+        "department": "accounts",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("notification preferences", "untick the newsletters", "email preferences"),
+        "templates": (
+            "You're sending me far too many marketing emails. How do I stop them?",
+            "How do I turn off your newsletter?",
+            "I only want order updates, not the promotional emails.",
+            "Can I change which notifications I get from you?",
+            "Please stop the daily offer emails landing in my inbox.",
+            "Where do I manage my email notifications?",
+            "My inbox is flooded with your promotional emails; I'd only like the essential ones.",
+            "Which settings let me get fewer emails from you, just the important ones?",
+        ),
+    },
+    {
+        "issue_id": "profile_update",
+        "category": "general",
+        "title": "Updating profile details",
+        "required_facts": (),
+        "extra_facts": ("account_email",),
+        "article": "KB-GEN-01",
+        "department": "accounts",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("open the profile page", "edit your name", "from your profile page"),
+        "templates": (
+            "How do I change the name on my profile?",
+            "I'd like to update the phone number on my account.",
+            "My surname has changed since I got married; can I edit it on my profile?",
+            "Where can I update my contact number?",
+            "The name on my profile is misspelled and I can't see how to correct it.",
+            "Can I change the display name people see on my reviews?",
+            "I've got a new mobile number and want my details to show it.",
+            "Is there a way to edit my own details, like my name and phone?",
+        ),
+    },
+    {
+        "issue_id": "gift_card",
+        "category": "general",
+        "title": "Gift card question",
+        "required_facts": (),
+        "extra_facts": (),
+        "article": "KB-GEN-04",
+        "department": "billing",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("enter the gift card code", "gift card page", "gift card code at checkout"),
+        "templates": (
+            "How do I use a gift card on your site?",
+            "Where do I enter my gift card code?",
+            "I got a gift card for my birthday; how do I check how much is left on it?",
+            "Can I use a gift card to pay for the {product}?",
+            "My friend gave me one of your gift vouchers. How does it work?",
+            "Is there a way to see the balance on my gift card?",
+            "I've a voucher code from a present and I'm not sure where it goes at checkout.",
+            "Can a gift card be used together with another way of paying?",
+        ),
+    },
+    {
+        "issue_id": "loyalty_points",
+        "category": "general",
+        "title": "Loyalty points question",
+        "required_facts": (),
+        "extra_facts": ("account_email",),
+        "article": "KB-GEN-05",
+        "department": "billing",
+        "escalation": "never",
+        "identity_required": False,
+        "solution_phrases": ("apply your points at checkout", "rewards section", "redeem your points"),
+        "templates": (
+            "How do I use my loyalty points?",
+            "Where can I see how many reward points I have?",
+            "Do I earn points on every order?",
+            "Can I spend my points on the {product}?",
+            "I've been collecting points for months; how do I turn them into a discount?",
+            "Why didn't my last order earn any points?",
+            "How does your rewards scheme work for people who shop with you often?",
+            "I'd like to put my loyalty balance towards my next purchase. How is that done?",
         ),
     },
 )
@@ -1177,30 +1307,37 @@ PERSONA_CLOSERS = {
     ),
     "confused": (
         (" Apologies if this should have gone to another department.", ANY_KIND, ""),
-        (" I hope that makes sense?", ANY_KIND, ""),
+        (" I hope that makes sense.", ANY_KIND, ""),
         (" Can you help me with this?", (FAULT, REQUEST), ""),
         (" Sorry, I'm not sure what I'm supposed to do now.", (FAULT, REQUEST), "pressing"),
     ),
 }
 
 # How much the problem holds the customer up, when its words say so (a ticket of "normal" impact
-# says nothing): it sets the priority's extremes (catalog.ticket_priority). Each line names one
-# of its impact's cues and no other line of an opening names any cue (catalog checks it), so
-# the words and the priority agree.
+# says nothing): it sets the priority (catalog.ticket_priority). Each line names one of its
+# impact's cues and no other line of an opening names any cue (catalog checks it), so the words
+# and the priority agree.
 ALL_CATEGORIES = ("billing", "delivery", "refund", "account", "technical", "general")
-CATEGORIES_OF_ORDERS_AND_ACCOUNTS = ("billing", "delivery", "refund", "account", "technical")
 IMPACT_CUES = {
     "blocking": ("sorted today", "i have a deadline", "holding up my work", "stopping me from working"),
+    "soon": ("in the next day or two", "within a day or two", "by the end of the week"),
     "can_wait": ("no rush", "not urgent", "can wait", "no hurry", "take your time"),
 }
 # (text, the kinds of first issue it fits, the categories of first issue it fits).
 IMPACT_LINES = {
     "blocking": (
-        ("I need this sorted today, please.", (FAULT, REQUEST), CATEGORIES_OF_ORDERS_AND_ACCOUNTS),
+        ("I need this sorted today, please.", (FAULT, REQUEST), ALL_CATEGORIES),
         ("It has to be sorted today, I have a deadline.", (FAULT, REQUEST), ("billing", "refund", "delivery")),
         ("This is holding up my work, so I need it sorted today.", (FAULT,), ("account", "technical")),
-        ("I need an answer today, I have a deadline.", (QUESTION,), ("general",)),
+        ("I need an answer today, I have a deadline.", (QUESTION,), ALL_CATEGORIES),
         ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,), ("general",)),
+    ),
+    "soon": (
+        ("I'd like this sorted in the next day or two, please.", (FAULT, REQUEST), ALL_CATEGORIES),
+        ("It needs to be sorted by the end of the week.", (FAULT, REQUEST), ALL_CATEGORIES),
+        ("I can get by for now, but I need it fixed within a day or two.", (FAULT,), ("account", "technical")),
+        ("I'd like an answer in the next day or two, please.", (QUESTION,), ALL_CATEGORIES),
+        ("It would save me hours, so I'd love to hear back by the end of the week.", (IDEA,), ("general",)),
     ),
     "can_wait": (
         ("No rush on this.", ANY_KIND, ALL_CATEGORIES),
@@ -1211,20 +1348,13 @@ IMPACT_LINES = {
     ),
 }
 # A message of several issues says it of them all ("...it would be great if you added a dark mode.
-# It can wait." reads as of the dark mode only), or names the one that cannot wait.
-# What must be sorted today is named ("{issue}": the first fault or request; "I need all of this
+# It can wait." reads as of the dark mode only), or names the one that is pressing.
+# What must be sorted soon is named ("{issue}": the first fault or request; "I need all of this
 # sorted today" would take in a feature idea too).
 IMPACT_LINES_FOR_SEVERAL = {
     "blocking": ("{issue} has to be sorted today, I have a deadline.", "{issue} can't wait, I need it sorted today."),
+    "soon": ("{issue} needs sorting in the next day or two.", "{issue} should be sorted by the end of the week."),
     "can_wait": ("No rush on any of this.", "All of this can wait, there's no hurry."),
-}
-# An issue whose words say that nothing works ("Is your service down? Nothing is loading.") says
-# it can wait only so: (alone, with other issues).
-OWN_CAN_WAIT = {
-    "service_outage": (
-        "I can manage without it for now, so no rush.",
-        "I can manage without your service for now, so no rush on any of this.",
-    )
 }
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
@@ -1232,10 +1362,9 @@ ANGRY_CAN_WAIT = (
     ("It's not urgent, but I expect better than this.", (FAULT,), ALL_CATEGORIES),
 )
 ANGRY_CAN_WAIT_FOR_SEVERAL = ("No rush on any of this, but I expect a real answer.",)
-# Issues a customer never calls something that can wait, and templates whose words already say
-# the problem holds up a business ("we're losing money"), which "no rush" would contradict.
-NEVER_CAN_WAIT = ("account_takeover",)
-IMPACT_IN_WORDS = frozenset(("service_outage/1", "service_outage/4", "service_outage/6", "service_outage/7"))
+# Issues a customer always says are pressing (a hijacked account; an outage, whose words say a
+# business is held up): never that they can wait, nor nothing of it.
+ALWAYS_PRESSING = ("account_takeover", "service_outage")
 # Issues that strike all at once (a hijacked account, a lost phone's codes, an outage, a lock-out):
 # a customer with one makes no small talk, nor says it has meant to write for a while.
 URGENT_ISSUES = frozenset(("account_takeover", "two_factor_lost", "service_outage", "account_locked"))
@@ -1293,6 +1422,10 @@ PRODUCTS = (
 
 # Two issues that each need an order id are about one order on one ticket (the customer gives
 # one), so only these pairs, which one order can have at once, share a ticket.
+# An issue that ends the customer's account goes with nothing that looks ahead on it: no idea, no
+# question, no change to its details ("delete my account... could you add an export option?").
+ENDS_THE_ACCOUNT = ("data_deletion",)
+CHANGES_TO_THE_ACCOUNT = ("profile_update", "notification_settings", "email_change", "address_change")
 ONE_ORDER_PAIRS = frozenset(
     frozenset(pair)
     for pair in (
@@ -1432,6 +1565,7 @@ REPEAT_REPLIES = (
 IMPACT_REPLIES = {
     "blocking": ("Yes, it's holding everything up, I really need it sorted today.",),
     "can_wait": ("No, it can wait, there's no rush.",),
+    "soon": ("It isn't stopping me yet, but I need it sorted in the next day or two.",),
     "normal": ("It's not stopping me from doing anything, but I'd like it sorted.",),
 }
 TOLD_AGAIN_REPLIES = ("Like I said, {}", "As I wrote, {}")
@@ -1489,6 +1623,13 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "integration_failure": ("our integration", "fix", FAULT),
     "feature_request": ("my feature idea", "noted", IDEA),
     "shipping_policy_question": ("my shipping question", "info", QUESTION),
+    "price_adjustment": ("the price adjustment", "promise", REQUEST),
+    "international_shipping": ("shipping abroad", "info", QUESTION),
+    "password_advice": ("my password question", "info", QUESTION),
+    "notification_settings": ("the marketing emails", "steps", REQUEST),
+    "profile_update": ("updating my profile", "steps", REQUEST),
+    "gift_card": ("my gift card question", "steps", QUESTION),
+    "loyalty_points": ("my loyalty points question", "steps", QUESTION),
 }
 
 # The customer's replies to what the agent did, by kind. Placeholders: {issue} and
@@ -1745,7 +1886,7 @@ REACTIONS = {
         "I know, you mentioned that already.",
     ),
     "interim": (
-        "Thanks for acting so quickly.",
+        "Thanks, that's helpful.",
         "Alright, thanks. That's a relief.",
     ),
     "interim_plain": (
@@ -1764,7 +1905,7 @@ REACTIONS = {
     # The interim replies to first steps that come with the word of the hand-over ("... and I'm
     # passing this to our security team"): the customer acts on them and waits for the specialists.
     "interim_handover": (
-        "Thanks for acting so quickly. I'll do that and wait for the specialists.",
+        "Thanks, that helps. I'll do that and wait for the specialists.",
         "Alright, thanks. I'll do that while the team takes it over.",
     ),
     "interim_handover_plain": (
@@ -1840,7 +1981,7 @@ REACTIONS = {
     ),
     "escalated": (
         "Thank you, that's reassuring. I'll look out for the specialist's reply.",
-        "Great, thanks for getting a specialist on it so quickly.",
+        "Great, thanks for getting a specialist on it.",
         "Thanks a lot, I feel better knowing someone is on it.",
     ),
     "escalated_plain": (

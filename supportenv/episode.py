@@ -403,6 +403,10 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         # (as the grade: a priority is judged for the right category only)
         if action.priority and action.priority == exp.priority and action.category == exp.category:
             turn.add("priority_correct")
+        elif action.category == exp.category:
+            turn.notes.append(
+                "that priority is not the policy's for what the customer says of how much the problem holds them up"
+            )
     state.category = action.category
     state.issue_type = action.issue_type or state.issue_type
     state.priority = action.priority or state.priority

@@ -23,7 +23,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-8"
+GRADER_VERSION = "graders-9"
 
 
 @dataclass(frozen=True)
@@ -350,13 +350,13 @@ def _efficiency(
         f"{state.step} steps"
         if not below
         else f"{counted} steps counted of {state.step} ({_count(below, 'step')} "
-        "below the expert's, charged by step quality)"
+        "not expert-grade, charged by step quality)"
     )
     counted_cost = f"${state.cost:.0f}"
     if charged != state.cost:
         why_not = [
             *(["helpful extras and accepted offers are free"] if free.courtesy_cost else []),
-            *(["steps below the expert's are step quality's"] if spent != state.cost else []),
+            *(["steps not expert-grade are step quality's"] if spent != state.cost else []),
         ]
         counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} spent ({'; '.join(why_not)})"
     return (

@@ -125,8 +125,8 @@ def _example(kind: str) -> str:
 
 _TRIAGE_RULE = (
     "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
-    "priority the policy gives it: from the severity of its most severe issue and what the customer says of how "
-    "much the problem holds them up (an issue the customer only mentions from the past does not count, nor "
+    "priority the policy gives it: from what the customer says of how much the problem holds them up (an "
+    "issue the customer only mentions from the past does not count, nor "
     "does small talk about anything that is not one of the issue types below)."
 )
 _HANDLING_RULE = (
@@ -154,7 +154,7 @@ def system_prompt(obs: Observation) -> str:
         cost = ACTION_COSTS.get(kind, 0.0)
         needs = f"required: {', '.join(required)}" if required else "all parameters optional"
         actions.append(f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {_example(kind)}")
-    issues = [f"  - {i.issue_id} ({i.category}, base severity {i.severity}): {i.title}" for i in ISSUE_TYPES]
+    issues = [f"  - {i.issue_id} ({i.category}): {i.title}" for i in ISSUE_TYPES]
     articles = [f"- {a.article_id} {a.title} ({_needs(a.article_id)}): {'; '.join(a.steps)}." for a in ARTICLES]
     policy = [f"- {rule}" for rule in obs.policy]
     sections = [
@@ -169,7 +169,7 @@ def system_prompt(obs: Observation) -> str:
         f"- priority: {', '.join(PRIORITIES)}\n"
         f"- department: {', '.join(DEPARTMENTS)}\n"
         f"- fields (facts you can ask for): {', '.join(REQUESTABLE_FIELDS)}\n"
-        "- issue_type (with its category and base severity):\n" + "\n".join(issues),
+        "- issue_type (with its category):\n" + "\n".join(issues),
         "Knowledge base (article_id, title (the facts it needs before it can be applied): steps). An answer "
         "must say the solution in words; citing an article_id alone is not an answer:\n" + "\n".join(articles),
         "Policy rules:\n" + "\n".join(policy),

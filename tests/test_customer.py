@@ -279,7 +279,7 @@ def test_the_expert_names_what_it_asks_for():
     step(scenario, state, expert.expert_action(scenario, state, HARD))
     action = expert.expert_action(scenario, state, HARD)
     assert action.kind == "ask_for_more_info"
-    labels = [f.replace("_", " ") for f in action.fields]
+    labels = [episode.fact_label(f) for f in action.fields]
     assert action.text == f"Could you please share your {', '.join(labels[:-1])} and {labels[-1]}?"
     assert expert.ask_message(["order_id"]) == "Could you please share your order id?"
 

@@ -99,13 +99,15 @@ def test_errors_exit_non_zero(node_client, running):
     assert "unknown task" in done.stderr, done.stderr
 
 
-def test_the_node_rule_reads_the_catalogs_severities_and_impact_cues():
+def test_the_node_rule_reads_the_catalogs_issues_and_impact_cues():
     """play.js carries its own copy of the help desk's tables; they must be the catalog's."""
     from supportenv import content
-    from supportenv.catalog import ISSUE_TYPES
+    from supportenv.catalog import IMPACTS, ISSUE_TYPES, ticket_priority
 
     source = (CLIENT / "play.js").read_text()
     for issue in ISSUE_TYPES:
-        assert f'{issue.issue_id}: ["{issue.category}", "{issue.article_id}", "{issue.severity}",' in source, issue
+        assert f'{issue.issue_id}: ["{issue.category}", "{issue.article_id}", "{issue.department}",' in source, issue
     for impact, cues in content.IMPACT_CUES.items():
         assert f"{impact}: {json.dumps(list(cues))}" in source, impact
+    for impact in IMPACTS:
+        assert f"{impact}: {json.dumps(ticket_priority(impact))}" in source, impact

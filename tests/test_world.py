@@ -19,7 +19,6 @@ from supportenv.catalog import (
     ISSUE_TYPES,
     POLICY_VARIANTS,
     PRIORITIES,
-    SEVERITIES,
     TIERS,
     TRAIN_TEMPLATES,
     policy_rules,
@@ -379,10 +378,10 @@ def test_facts_fit_the_issue_and_the_customers_words():
 
 
 def test_the_priority_is_what_the_customers_words_and_the_policy_give():
-    """The priority's extremes come from what the customer says of the problem's impact ("I need
-    this sorted today, I have a deadline": urgent; "no rush": low), the rest from the most severe
-    issue and the tier, as the policy text states; so a triage that never reads the words cannot
-    guess it, and one that reads them always can."""
+    """The priority comes from what the customer says of the problem's impact ("I need this sorted
+    today, I have a deadline": urgent; "in the next day or two": high; nothing: medium; "no
+    rush": low), as the policy text states; so a triage that never reads the words cannot guess
+    it, and one that reads them always can."""
     seen: Counter[str] = Counter()
     for task_id in TASK_IDS:
         for split in ("train", "test"):
@@ -390,26 +389,24 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                 scenario = generate(task_id, split, seed)
                 # Read from the words as sent (typos included): the words state it.
                 assert stated_impact(scenario.opening_message) == scenario.impact, scenario.opening_message
-                severity = max((i.severity for i in scenario.intents), key=SEVERITIES.index)
-                assert scenario.expected.priority == ticket_priority(severity, scenario.tier, scenario.impact)
+                assert scenario.expected.priority == ticket_priority(scenario.impact)
                 seen[scenario.expected.priority] += 1
-                if scenario.impact == "can_wait":  # never after words that say otherwise
-                    assert not any(i.issue_id in content.NEVER_CAN_WAIT for i in scenario.intents)
-                    assert not content.IMPACT_IN_WORDS & set(scenario.template_ids), scenario.opening_message
-                    # ("Nothing is loading. Take your time, nothing depends on it.": audit round 33)
-                    own = [line for i in scenario.intents for line in content.OWN_CAN_WAIT.get(i.issue_id, ())]
-                    assert not own or any(line in scenario.opening_message for line in own)
+                if any(i.issue_id in content.ALWAYS_PRESSING for i in scenario.intents):
+                    # ("Nothing is loading. Take your time, nothing depends on it.": audit round 33;
+                    # "we're losing money" with nothing said of it read as medium: round 40)
+                    assert scenario.impact in ("blocking", "soon"), scenario.opening_message
                 if scenario.impact != "normal" and len(scenario.intents) > 1:  # of them all, or of one named
                     named = [content.ISSUE_WORDS[i.issue_id][0].lower() for i in scenario.intents]
                     said = re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I) or any(
-                        f"{words} has to be sorted today" in scenario.opening_message.lower()
-                        or f"{words} can't wait" in scenario.opening_message.lower()
+                        f"{words} {verb}" in scenario.opening_message.lower()
                         for words in named
+                        for verb in ("has to be sorted today", "can't wait", "needs sorting", "should be sorted")
                     )
                     assert said, scenario.opening_message
-    assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.15 * sum(seen.values()), seen
+    assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.2 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
-    assert all(words in rule for words in ("urgent", "sorted today", "low", "can wait", "enterprise")), rule
+    assert all(words in rule for words in ("urgent", "sorted today", "high", "day or two", "low", "can wait")), rule
+    assert all(words in rule for words in ("medium", "say nothing")), rule
 
 
 def test_no_words_but_the_impact_lines_speak_of_urgency():
@@ -425,19 +422,20 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
     for line in lines:
         assert not any(cue in line.lower() for cue in cues), line
         assert not pressing.search(line), line
-    # A template that says the problem holds up a business is never followed by "no rush".
+    # A template that says the problem holds up a business is an always-pressing issue's (never "no
+    # rush", never silent).
     business = re.compile(r"losing money|our customers|my team|entire office|nobody in my company|whole team", re.I)
     for issue in ISSUE_TYPES:
-        for index, template in enumerate(issue.templates):
+        for template in issue.templates:
             if business.search(template):
-                assert f"{issue.issue_id}/{index}" in content.IMPACT_IN_WORDS, template
+                assert issue.issue_id in content.ALWAYS_PRESSING, template
     # A customer that said how pressing it is says it no more ("No rush on this. Fix it.", "I need
     # this sorted today, please. Need this sorted.").
     closers = [(t, note) for v in content.PERSONA_CLOSERS.values() for t, _, note in v]
     pressing = [t for t, _ in closers if re.search(r"\b(?:fix|sort|sorted)\b", t, re.I)]
     assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
     impact_lines = [t for lines in (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT) for t, *_ in lines]
-    impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL, *(t for own in content.OWN_CAN_WAIT.values() for t in own)]
+    impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL]
     impact_lines += [t.split("{issue}")[-1] for lines in content.IMPACT_LINES_FOR_SEVERAL.values() for t in lines]
     checked = 0
     for seed in range(3_000):

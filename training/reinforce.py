@@ -2,7 +2,7 @@
 
 The policy
 ----------
-A two-level linear softmax over the 71 macro-actions, one policy for all three tasks (the features
+A two-level linear softmax over the 85 macro-actions, one policy for all three tasks (the features
 carry a task one-hot):
 
     pi(a | x) = pi(kind | x) * pi(a | kind, x)

@@ -81,34 +81,41 @@ function call(client, method, request, deadlineMs) {
 
 // ---- the rule-based policy ----
 
-// What the help desk knows about each issue type: category, public article, severity,
-// the team that owns it, and when policy asks for a human.
+// What the help desk knows about each issue type: category, public article, the team that
+// owns it, and when policy asks for a human.
 const ISSUES = {
-  payment_failure: ["billing", "KB-PAY-01", "medium", "billing", "never"],
-  double_charge: ["billing", "KB-BIL-02", "high", "billing", "never"],
-  wrong_amount: ["billing", "KB-BIL-03", "medium", "billing", "never"],
-  subscription_cancel: ["billing", "KB-BIL-04", "medium", "billing", "never"],
-  invoice_request: ["billing", "KB-BIL-05", "medium", "billing", "never"],
-  delayed_delivery: ["delivery", "KB-DEL-01", "medium", "logistics", "never"],
-  lost_package: ["delivery", "KB-DEL-02", "high", "logistics", "never"],
-  wrong_item: ["delivery", "KB-DEL-03", "medium", "logistics", "never"],
-  damaged_item: ["delivery", "KB-DEL-04", "medium", "logistics", "never"],
-  address_change: ["delivery", "KB-DEL-05", "medium", "logistics", "never"],
-  refund_request: ["refund", "KB-REF-01", "medium", "billing", "over_cap"],
-  refund_status: ["refund", "KB-REF-02", "medium", "billing", "never"],
-  return_label: ["refund", "KB-REF-03", "medium", "logistics", "never"],
-  account_locked: ["account", "KB-ACC-01", "high", "accounts", "never"],
-  email_change: ["account", "KB-ACC-02", "medium", "accounts", "never"],
-  account_takeover: ["account", "KB-SEC-01", "high", "security", "security"],
-  two_factor_lost: ["account", "KB-SEC-02", "high", "security", "security"],
-  data_deletion: ["account", "KB-ACC-03", "medium", "accounts", "security"],
-  error_403: ["technical", "KB-TEC-01", "medium", "technical", "enterprise_outage"],
-  app_crash: ["technical", "KB-TEC-02", "medium", "technical", "never"],
-  service_outage: ["technical", "KB-TEC-03", "high", "technical", "enterprise_outage"],
-  slow_performance: ["technical", "KB-TEC-04", "medium", "technical", "never"],
-  integration_failure: ["technical", "KB-TEC-05", "high", "technical", "enterprise_outage"],
-  feature_request: ["general", "KB-GEN-02", "medium", "technical", "never"],
-  shipping_policy_question: ["general", "KB-GEN-03", "medium", "logistics", "never"],
+  payment_failure: ["billing", "KB-PAY-01", "billing", "never"],
+  double_charge: ["billing", "KB-BIL-02", "billing", "never"],
+  wrong_amount: ["billing", "KB-BIL-03", "billing", "never"],
+  subscription_cancel: ["billing", "KB-BIL-04", "billing", "never"],
+  invoice_request: ["billing", "KB-BIL-05", "billing", "never"],
+  delayed_delivery: ["delivery", "KB-DEL-01", "logistics", "never"],
+  lost_package: ["delivery", "KB-DEL-02", "logistics", "never"],
+  wrong_item: ["delivery", "KB-DEL-03", "logistics", "never"],
+  damaged_item: ["delivery", "KB-DEL-04", "logistics", "never"],
+  address_change: ["delivery", "KB-DEL-05", "logistics", "never"],
+  international_shipping: ["delivery", "KB-DEL-06", "logistics", "never"],
+  refund_request: ["refund", "KB-REF-01", "billing", "over_cap"],
+  refund_status: ["refund", "KB-REF-02", "billing", "never"],
+  return_label: ["refund", "KB-REF-03", "logistics", "never"],
+  price_adjustment: ["refund", "KB-REF-04", "billing", "never"],
+  account_locked: ["account", "KB-ACC-01", "accounts", "never"],
+  email_change: ["account", "KB-ACC-02", "accounts", "never"],
+  account_takeover: ["account", "KB-SEC-01", "security", "security"],
+  two_factor_lost: ["account", "KB-SEC-02", "security", "security"],
+  data_deletion: ["account", "KB-ACC-03", "accounts", "security"],
+  password_advice: ["account", "KB-SEC-03", "accounts", "never"],
+  notification_settings: ["account", "KB-ACC-04", "accounts", "never"],
+  error_403: ["technical", "KB-TEC-01", "technical", "enterprise_outage"],
+  app_crash: ["technical", "KB-TEC-02", "technical", "never"],
+  service_outage: ["technical", "KB-TEC-03", "technical", "enterprise_outage"],
+  slow_performance: ["technical", "KB-TEC-04", "technical", "never"],
+  integration_failure: ["technical", "KB-TEC-05", "technical", "enterprise_outage"],
+  feature_request: ["general", "KB-GEN-02", "technical", "never"],
+  shipping_policy_question: ["general", "KB-GEN-03", "logistics", "never"],
+  profile_update: ["general", "KB-GEN-01", "accounts", "never"],
+  gift_card: ["general", "KB-GEN-04", "billing", "never"],
+  loyalty_points: ["general", "KB-GEN-05", "billing", "never"],
 };
 const ISSUE_OF_ARTICLE = Object.fromEntries(Object.entries(ISSUES).map(([id, info]) => [info[1], id]));
 
@@ -116,6 +123,13 @@ const ISSUE_OF_ARTICLE = Object.fromEntries(Object.entries(ISSUES).map(([id, inf
 const KEYWORDS = [
   ["account_takeover", ["hacked", "compromised", "don't recognise", "don't recognize", "suspicious", "wasn't me"]],
   ["two_factor_lost", ["two-factor", "2fa", "authenticator", "verification code", "security code"]],
+  ["password_advice", ["strong password", "same password", "password be", "password manager", "more secure", "good password", "better password", "short password"]],
+  ["notification_settings", ["marketing emails", "newsletter", "promotional emails", "notifications", "offer emails", "fewer emails"]],
+  ["gift_card", ["gift card", "gift voucher", "voucher"]],
+  ["loyalty_points", ["points", "loyalty", "rewards"]],
+  ["price_adjustment", ["cheaper", "on sale", "sale price", "price dropped", "price went down", "marked down", "your sale", "price adjustment", "reduced just after"]],
+  ["international_shipping", ["abroad", "overseas", "countries", "country", "customs", "international", "duties"]],
+  ["profile_update", ["profile", "phone number", "contact number", "mobile number", "display name", "my name"]],
   ["data_deletion", ["delete my account", "my data", "erase", "gdpr", "personal information"]],
   ["email_change", ["change the email", "login email", "email address", "different email"]],
   ["account_locked", ["locked", "blocked", "can't sign in", "disabled"]],
@@ -163,12 +177,14 @@ function openingText(obs) {
 // What the customer says of how much the problem holds it up (the policy's priority rule).
 const IMPACT_CUES = {
   can_wait: ["no rush", "not urgent", "can wait", "no hurry", "take your time"],
+  soon: ["in the next day or two", "within a day or two", "by the end of the week"],
   blocking: ["sorted today", "i have a deadline", "holding up my work", "stopping me from working"],
 };
+const PRIORITY_OF_IMPACT = { blocking: "urgent", soon: "high", normal: "medium", can_wait: "low" };
 
 function statedImpact(obs) {
   const text = openingText(obs);
-  for (const impact of ["can_wait", "blocking"]) {
+  for (const impact of ["can_wait", "soon", "blocking"]) {
     if (IMPACT_CUES[impact].some((cue) => text.includes(cue))) return impact;
   }
   return "normal";
@@ -189,7 +205,7 @@ function policyText(obs) {
 }
 
 function mustEscalate(obs, issue) {
-  const rule = ISSUES[issue][4];
+  const rule = ISSUES[issue][3];
   const tier = fromEnum("CUSTOMER_TIER_", obs.customer_tier);
   const policy = policyText(obs);
   if (rule === "security") return policy.includes("security incidents");
@@ -215,13 +231,9 @@ class RulePolicy {
   act(obs) {
     // Trust a triage already on the ticket (a colleague's, in action_selection).
     const issue = ISSUES[obs.issue_type] ? obs.issue_type : guessIssue(obs);
-    const [category, article, severity, department] = ISSUES[issue];
-    const tier = fromEnum("CUSTOMER_TIER_", obs.customer_tier);
+    const [category, article, department] = ISSUES[issue];
     if (obs.category === "ISSUE_CATEGORY_UNSPECIFIED") {
-      const impact = statedImpact(obs);
-      let priority = tier === "enterprise" ? "high" : severity;
-      if (impact === "blocking") priority = "urgent";
-      if (impact === "can_wait") priority = "low";
+      const priority = PRIORITY_OF_IMPACT[statedImpact(obs)];
       return {
         classify_issue: {
           category: enumName("ISSUE_CATEGORY_", category),

@@ -2,7 +2,7 @@
 
 - ``SupportEnv-v0`` (`SupportTextEnv`): a text observation and a structured `spaces.Dict` action.
 - ``SupportEnvFeatures-v0`` (`SupportFeatureEnv`): a float32 feature vector built from the public
-  observation only, and 71 discrete macro-actions, for classic RL.
+  observation only, and 85 discrete macro-actions, for classic RL.
 
 Both take ``task_id`` (default ``end_to_end_resolution``), ``split`` (default ``train``),
 ``render_mode="ansi"`` and ``remote="HOST:PORT"`` to play through a running env service instead of

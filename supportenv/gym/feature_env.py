@@ -2,7 +2,7 @@
 
 Observation: `spaces.Box(float32)` from `FeatureEncoder` (the public observation only; see
 `supportenv.gym.features` for the block layout, `env.unwrapped.feature_names` for every dimension).
-Action: `spaces.Discrete(71)` over `MACRO_ACTIONS` (classify as issue i, ask for fact f, answer
+Action: `spaces.Discrete(85)` over `MACRO_ACTIONS` (classify as issue i, ask for fact f, answer
 issue i, assign department d, escalate, callback, resolve, gather every needed fact). Reward: the
 environment's step reward; `info` has the reward breakdown, the macro-action's label, and once the
 episode ends the grader's `score` and `passed`.

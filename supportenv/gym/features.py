@@ -2,23 +2,23 @@
 
 Macro-actions
 -------------
-`MACRO_ACTIONS` holds the label of every index of the `Discrete(71)` action space:
+`MACRO_ACTIONS` holds the label of every index of the `Discrete(85)` action space:
 
 ====================  =====================  ==============================================================
 indices               label                  the library action it becomes (`macro_action`)
 ====================  =====================  ==============================================================
-0 .. 24               ``classify:<issue>``   classify_issue(category of the issue, that issue, priority =
-                                             the policy's for its severity, the tier and the impact the
-                                             opening states: `catalog.ticket_priority`)
-25 .. 35              ``ask:<field>``        ask_for_more_info for one requestable fact
-36 .. 60              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
+0 .. 31               ``classify:<issue>``   classify_issue(category of the issue, that issue, priority =
+                                             the policy's for the impact the opening states:
+                                             `catalog.ticket_priority`)
+32 .. 42              ``ask:<field>``        ask_for_more_info for one requestable fact
+43 .. 74              ``answer:<issue>``     respond_with_solution: a polite message naming the issue's
                                              solution (built like `expert.solution_message`, mentioning the
                                              first revealed fact) with the issue's knowledge-base article
-61 .. 66              ``assign:<dept>``      assign_department
-67                    ``escalate``           escalate_to_human with a polite reason
-68                    ``callback``           request_callback
-69                    ``resolve``            mark_resolved
-70                    ``gather``             ask_for_more_info for every fact that the articles of the issues
+75 .. 80              ``assign:<dept>``      assign_department
+81                    ``escalate``           escalate_to_human with a polite reason
+82                    ``callback``           request_callback
+83                    ``resolve``            mark_resolved
+84                    ``gather``             ask_for_more_info for every fact that the articles of the issues
                                              raised need (as the prompt states them) and the customer has not
                                              given (`needed_fields`; added last, so the indices before stay)
 ====================  =====================  ==============================================================
@@ -139,9 +139,9 @@ def macro_index(label: str) -> int:
 
 
 def triage_priority(issue: IssueType, obs: Observation) -> str:
-    """The priority the policy gives the issue, for this customer's tier and what its opening
-    says of the problem's impact."""
-    return ticket_priority(issue.severity, obs.customer_tier, stated_impact(_opening(obs)))
+    """The priority the policy gives the ticket, for what its opening says of the problem's impact
+    (the same for any issue: `issue` is kept so that every classify macro reads alike)."""
+    return ticket_priority(stated_impact(_opening(obs)))
 
 
 def solution_step(issue: IssueType) -> str:

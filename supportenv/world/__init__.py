@@ -39,7 +39,6 @@ from supportenv.catalog import (
     ISSUE_TYPES_BY_ID,
     POLICY_VARIANTS,
     REQUESTABLE_FIELDS,
-    SEVERITIES,
     TRAIN_TEMPLATES,
     IssueType,
     PolicyVariant,
@@ -49,7 +48,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-7"
+WORLD_VERSION = "world-8"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -429,10 +428,17 @@ _INTENT_COUNTS = {
 
 
 def _fit_together(issue: IssueType, other: IssueType) -> bool:
-    """Whether one customer plausibly raises both on one ticket: different teams' topics, and
-    not two different stories about the one order it gives."""
+    """Whether one customer plausibly raises both on one ticket: different teams' topics, not two
+    different stories about the one order it gives, and nothing that looks ahead on an account
+    the customer wants ended."""
     if issue.department == other.department or issue.category == other.category:
         return False
+    for ending, rest in ((issue, other), (other, issue)):
+        looks_ahead = content.ISSUE_WORDS[rest.issue_id][2] in (content.IDEA, content.QUESTION)
+        if ending.issue_id in content.ENDS_THE_ACCOUNT and (
+            looks_ahead or rest.issue_id in content.CHANGES_TO_THE_ACCOUNT
+        ):
+            return False
     both_orders = "order_id" in issue.required_facts and "order_id" in other.required_facts
     return not both_orders or frozenset((issue.issue_id, other.issue_id)) in content.ONE_ORDER_PAIRS
 
@@ -444,9 +450,9 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
-        if not chosen and issue.issue_id in content.NEVER_CAN_WAIT and rng.random() < 0.5:
-            # Rarer than most first issues; and with two impacts instead of three, the one a
-            # fixed triage guess would hit most often.
+        if not chosen and issue.issue_id in content.ALWAYS_PRESSING and rng.random() < 0.5:
+            # Rarer than most first issues: with two impacts instead of four, the ones a fixed
+            # triage guess would hit most often.
             continue
         if all(_fit_together(issue, other) for other in chosen):
             chosen.append(issue)
@@ -495,23 +501,16 @@ _SUDDEN_RE = re.compile(
 )
 
 
-def _impact(
-    intents: tuple[IssueType, ...], template_ids: list[str], persona: str, rng: random.Random
-) -> tuple[str, str]:
+def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) -> tuple[str, str]:
     """How much the problem holds the customer up, and what it says of it: of all its issues if
-    it raised several, else in words that fit its issue ("" when it says nothing). Never that it
-    can wait when an issue or the words already say otherwise."""
-    pressing = any(i.issue_id in content.NEVER_CAN_WAIT for i in intents) or any(
-        t in content.IMPACT_IN_WORDS for t in template_ids
-    )
-    impact = rng.choice([i for i in IMPACTS if i != "can_wait" or not pressing])
+    it raised several, else in words that fit its issue ("" when it says nothing). Always that it
+    is pressing when an issue's words say so (content.ALWAYS_PRESSING)."""
+    pressing = any(i.issue_id in content.ALWAYS_PRESSING for i in intents)
+    impact = rng.choice(("blocking", "soon") if pressing else IMPACTS)
     if impact == "normal":
         return impact, ""
     several = len(intents) > 1
     angry = persona == "angry" and impact == "can_wait"
-    own = [content.OWN_CAN_WAIT[i.issue_id] for i in intents if i.issue_id in content.OWN_CAN_WAIT]
-    if impact == "can_wait" and own:
-        return impact, own[0][several]
     if several:
         line = rng.choice(content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact])
         pressing_one = next((i for i in intents if content.ISSUE_WORDS[i.issue_id][2] in _FIXABLE), intents[0])
@@ -549,7 +548,7 @@ def _compose_message(
         joiner = rng.choice(fitting)
         joiners.remove(joiner)  # "While I'm here, ... While I'm here, ..." reads as a form
         body += joiner + _lower_first(extra)
-    impact, impact_line = _impact(intents, template_ids, persona, impact_rng)
+    impact, impact_line = _impact(intents, persona, impact_rng)
     if impact_line:
         body += " " + impact_line
         said.add("pressing")  # no closer then says again, or against it, how pressing it is
@@ -600,7 +599,6 @@ def _expected(
     intents: tuple[IssueType, ...], tier: str, impact: str, facts: dict[str, str], policy: PolicyVariant
 ) -> Expected:
     primary = intents[0]
-    severity = max((i.severity for i in intents), key=SEVERITIES.index)
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
     needed: list[str] = []
     for issue in intents:
@@ -608,7 +606,7 @@ def _expected(
     return Expected(
         category=primary.category,
         issue_type=primary.issue_id,
-        priority=ticket_priority(severity, tier, impact),
+        priority=ticket_priority(impact),
         facts=tuple(needed),
         article_id=primary.article_id,
         department=(escalating[0] if escalating else primary).department,
