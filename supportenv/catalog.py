@@ -174,9 +174,10 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     identity = ", ".join(i.issue_id for i in ISSUE_TYPES if i.identity_required)
     return (
         "Classify the ticket (category, issue type and priority) before answering it.",
-        "Priority, from what the customer says of how much the problem holds them up: urgent when it stops their "
-        "work or must be sorted today; high when it must be sorted within a day or two or by the end of the week; "
-        "low when they say it can wait; medium when they say nothing of it.",
+        "Priority (the ticket's, whichever of its issues the customer says it of), from what the customer says of "
+        "how much the problem holds them up: urgent when it stops their work or must be sorted today; high when it "
+        "must be sorted within a day or two or by the end of the week; low when they say it can wait; medium when "
+        "they say nothing of it.",
         "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
         "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",

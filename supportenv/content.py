@@ -634,7 +634,8 @@ ISSUES = (
             "update it to the new address",
             "carrier redirect",
             "redirect request",
-            "address has been changed",
+            "shipping address has been changed",
+            "delivery address has been changed",
         ),
         "templates": (
             "Can I change the delivery address on my order?",
@@ -1385,7 +1386,7 @@ DISTRACTORS = (
     "My kids are shouting in the background, so forgive me if this rambles.",
     "I'll be travelling for a few days next month, just so you know.",
     "Your chat window keeps covering half my screen, which is a bit annoying.",
-    "Funnily enough, my neighbour was only just telling me about your shop.",
+    "Funnily enough, my neighbour shops with you too.",
     "I'm not great with technology, as my grandson likes to remind me.",
     "The coffee shop I'm sitting in is playing terrible music.",
     "Happy holidays, if you celebrate.",
@@ -1426,6 +1427,10 @@ PRODUCTS = (
 # question, no change to its details ("delete my account... could you add an export option?").
 ENDS_THE_ACCOUNT = ("data_deletion",)
 CHANGES_TO_THE_ACCOUNT = ("profile_update", "notification_settings", "email_change", "address_change")
+# A customer locked out of its account does not also report what it sees signed in ("My account is
+# locked... getting a 403 when I open the dashboard").
+LOCKED_OUT = ("account_locked", "two_factor_lost")
+SEEN_SIGNED_IN = ("error_403", "slow_performance", "profile_update", "notification_settings", "loyalty_points")
 ONE_ORDER_PAIRS = frozenset(
     frozenset(pair)
     for pair in (

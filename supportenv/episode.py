@@ -1163,6 +1163,9 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
+    left = [i for i in unsolved(scenario, state) if i not in scenario.expected.escalate_intents]
+    if left and scenario.expected.escalate:  # the customer still waits for an answer to the rest, and says so
+        return _react("handover_announced_open", scenario, state, remaining=customer.issue_words(left))
     return _react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state)
 
 
@@ -1232,12 +1235,13 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
     missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []
-    turn.notes.append(
-        "the ticket was closed before it was handled"
-        + (f" (never gathered: {', '.join(map(fact_label, missing))})" if missing else "")
-    )
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
+    turn.notes.append(
+        ("the ticket was closed before anything was handled" if how == "none" else
+         f"the ticket was closed with part of the case not handled ({', '.join(open_issues)})")
+        + (f" (never gathered: {', '.join(map(fact_label, missing))})" if missing else "")
+    )
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
 
 

@@ -76,6 +76,32 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
 NOTHING_HANDLED = "no issue answered, nor escalated to the right team (a misrouted escalation waits for it)"
 
 
+# The components of each task that pay by the share of the case handled (`handled_share`), as
+# the prompt states it (`share_rule`).
+PAID_BY_SHARE = {
+    "action_selection": ("policy_compliance", "escalation_judgement", "efficiency"),
+    "end_to_end_resolution": (
+        "information_gathering",
+        "policy_compliance",
+        "response_quality",
+        "customer_sentiment",
+        "efficiency",
+    ),
+}
+
+
+def share_rule(task_id: str) -> str:
+    """What the prompt says of the components that pay by the share of the case handled ("" if none)."""
+    paid = PAID_BY_SHARE.get(task_id)
+    if not paid:
+        return ""
+    return (
+        f"{', '.join(paid)} credit only the part of the case you handled: each pays in proportion to the issues "
+        "answered, or escalated as policy requires (x0.50 with one of two done), so an issue left undone costs "
+        "its share of each of them, besides failing the handled gate"
+    )
+
+
 def handled_share(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """The share of the case the agent itself handled, of what was left when it took over:
     each issue answered, or escalated and routed as policy requires. The components that
@@ -93,7 +119,7 @@ def handled_share(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tup
     if escalation_left and state.escalated and state.department == exp.department:
         done += len(exp.escalate_intents)  # (a misrouted escalation waits for the right team)
     share = done / todo
-    return share, "" if share >= 1 else f" (x{share:.2f}: the share of the case handled)"
+    return share, "" if share >= 1 else f" (x{share:.2f}: credited for the share of the case handled)"
 
 
 def _routed(scenario: Scenario, state: EpisodeState) -> bool:
@@ -444,7 +470,7 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
     if fields:
         asked = ", ".join(dict.fromkeys(map(fact_label, fields)))
         why.append(
-            f"{_count(len(fields), 'field')} asked in vain: not needed here or unknown to the customer ({asked})"
+            f"{_count(len(fields), 'field')} asked that this case does not need or the customer does not know ({asked})"
         )
     if len(fields) < len(state.needless_asks):
         why.append(f"{_count(len(state.needless_asks) - len(fields), 'question')} that named no fact")

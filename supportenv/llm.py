@@ -39,7 +39,7 @@ from supportenv.catalog import (
 )
 from supportenv.episode import Observation
 from supportenv.errors import InvalidActionError
-from supportenv.graders import gate_rules
+from supportenv.graders import gate_rules, share_rule
 from supportenv.tasks import get_task
 
 ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
@@ -124,10 +124,11 @@ def _example(kind: str) -> str:
 
 
 _TRIAGE_RULE = (
-    "A message may raise more than one issue: classify the ticket by the first issue it raises, with the "
-    "priority the policy gives it: from what the customer says of how much the problem holds them up (an "
-    "issue the customer only mentions from the past does not count, nor "
-    "does small talk about anything that is not one of the issue types below)."
+    "A message may raise more than one issue: classify the ticket by the first issue it raises (an issue the "
+    "customer only mentions from the past does not count, nor "
+    "does small talk about anything that is not one of the issue types below), with the ticket's priority as the "
+    "policy gives it: from what the customer says of how much the problem holds them up, whichever issue it is "
+    "said of."
 )
 _HANDLING_RULE = (
     " Handle every issue: answer what you can solve (one answer may cover several issues: say each "
@@ -141,9 +142,11 @@ _HANDLING_RULE = (
 def _passing(task_id: str) -> str:
     rules = "; ".join(gate_rules(task_id).values())
     task = get_task(task_id)
+    share = share_rule(task_id)
     return (
         "Grading: the score is partial credit over the task's components (weights "
         + ", ".join(f"{name} {weight:g}" for name, weight in task.components)
+        + (f"; {share}" if share else "")
         + f"); the ticket passes when the score is at least {task.pass_threshold:g} and every gate holds: {rules}."
     )
 

@@ -67,7 +67,7 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "callback_not_allowed": (-0.2, "request_callback for a regular customer, or again"),
     "resolve_proper": (
         0.3,
-        "mark_resolved after proper handling (in issue_classification: once the ticket is classified)",
+        "mark_resolved once the case is handled as the task asks",
     ),
     "resolve_partial": (-0.1, "mark_resolved with the work half done"),
     "resolve_premature": (-0.2, "mark_resolved before anything was done"),

@@ -256,21 +256,27 @@ def _span(stems: tuple[str, ...], start: int, phrase_stems: tuple[str, ...]) -> 
     return at
 
 
+_CLAUSE_END_RE = re.compile(r"[;:!?()\n]|\.(?=\s|$)")
+
+
 def phrases_said(text: str) -> Counter[str]:
     """How often the text says each solution phrase (by the phrase's catalog text). Phrases of
     different issues may share words ("send a replacement" and "replacement at no cost"): each
     is counted, and the verdict decides what the answer solves for its own ticket."""
-    stems = content_stems(text)
     said: Counter[str] = Counter()
-    ends: dict[str, int] = {}  # where each phrase's last match ended: a phrase never overlaps itself
-    for start, first in enumerate(stems):
-        for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
-            if start < ends.get(phrase, 0):
-                continue
-            end = _span(stems, start, phrase_stems)
-            if end is not None:
-                said[phrase] += 1
-                ends[phrase] = end
+    # A phrase is said within one sentence or clause (a comma may come between its words: "if you
+    # have a new card, add it as your payment method").
+    for clause in _CLAUSE_END_RE.split(text):
+        stems = content_stems(clause)
+        ends: dict[str, int] = {}  # where each phrase's last match ended: a phrase never overlaps itself
+        for start, first in enumerate(stems):
+            for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
+                if start < ends.get(phrase, 0):
+                    continue
+                end = _span(stems, start, phrase_stems)
+                if end is not None:
+                    said[phrase] += 1
+                    ends[phrase] = end
     return said
 
 
@@ -395,8 +401,10 @@ _LATER_VERB_RE = re.compile(
     r"(?:come|get|turn|move on|go on|deal|look|take care|handle|sort|help|see to|attend|reply|answer|respond|"
     r"write|get back)\b"
 )
+# ("once I have your email" is later; "once you complete the reset" is the customer's part of a fix given now)
 _LATER_WHEN_RE = re.compile(
-    r"\b(?:next|afterwards|after that|in a moment|shortly|once|as soon as|then|separately|later|in my next)\b"
+    r"\b(?:next|afterwards|after that|in a moment|shortly|separately|later|in my next|"
+    r"(?:once|as soon as|when) (?:i|we)\b)"
 )
 
 

@@ -1567,3 +1567,16 @@ def test_the_platform_is_no_device_and_what_came_instead_is_told():
     scenario = generate(*next(k for k in _keys() if "order_id" in generate(*k).facts_by_name))
     reply = customer.answer(scenario, (), (), "What did you receive instead of the office chair?", 2).reply
     assert re.match(r"(?:Like I said|As I wrote), ", reply), reply
+
+
+def test_a_customer_whose_case_is_handed_over_asks_after_the_rest():
+    """From blind audit round 40: with an integration handed to a specialist and an address change
+    and a lock-out still open, the customer only said "I'll wait to hear from them"."""
+    seed = seed_where(lambda s: s.expected.escalate and len(s.expected.solvable) >= 1)
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify(scenario.expected.category, scenario.expected.priority, scenario.expected.issue_type))
+    step(scenario, state, ask(*scenario.expected.facts, question="Could you share these details, please?"))
+    step(scenario, state, assign(scenario.expected.department))
+    step(scenario, state, escalate("Thank you, I'm passing this to our specialists, who will be in touch."))
+    reply = state.history[-1][1]
+    assert any(words.lower() in reply.lower() for words in issue_words(list(scenario.expected.solvable)).split(" and "))

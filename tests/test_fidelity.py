@@ -484,7 +484,7 @@ def test_every_field_asked_in_vain_is_charged():
     scenario, state, _ = play(HARD, seed, [plan[0], ask_all, *plan[2:]])
     gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
     in_vain = len(REQUESTABLE_FIELDS) - len(scenario.expected.facts)
-    assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9 and "asked in vain" in gathering.detail
+    assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9 and "asked that this case does not need" in gathering.detail
 
 
 def test_an_account_email_gathered_in_time_counts_as_gathered():
@@ -768,3 +768,33 @@ def test_a_wrong_priority_is_no_expert_grade_triage_in_any_task():
         name = "step_quality" if task_id == "action_selection" else "resolution"
         charged = next(c for c in grade_state(scenario, state).components if c.name == name)
         assert charged.score < 1.0 and ("step 1" in charged.detail or "priority" in charged.detail), charged
+
+
+def test_the_prompt_names_every_component_that_pays_by_the_share_handled():
+    """From blind audit rounds 33 to 40: an issue left undone halved components whose detail said
+    they were met ("no rules broken (x0.50 ...)"), read as one mistake charged many times. The
+    prompt states which components credit only the share of the case handled, and those are
+    exactly the ones whose detail says so when half of it is done."""
+    from supportenv.graders import PAID_BY_SHARE, share_rule
+    from supportenv.episode import unsolved
+    from supportenv.llm import system_prompt
+
+    for task_id in PAID_BY_SHARE:
+        seen = 0
+        for seed in range(60):
+            scenario, state = new_episode(task_id, "validation", seed)
+            if len(scenario.intents) < 2 or scenario.expected.escalate:
+                continue
+            while not state.done and not state.solved_intents:
+                step(scenario, state, expert.expert_action(scenario, state, task_id))
+            if state.done or not unsolved(scenario, state):
+                continue
+            step(scenario, state, Action("mark_resolved", text="Done."))
+            grade = grade_state(scenario, state)
+            scaled = {c.name for c in grade.components if "credited for the share of the case handled" in c.detail}
+            assert scaled == set(PAID_BY_SHARE[task_id]), grade.components
+            seen += 1
+        assert seen >= 5, task_id
+        scenario, state = new_episode(task_id, "validation", 0)
+        assert share_rule(task_id) in system_prompt(observe(scenario, state))
+    assert not share_rule("issue_classification")

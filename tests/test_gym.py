@@ -101,14 +101,14 @@ def test_spaces_and_macro_layout():
 
 
 def test_every_macro_action_is_well_formed_and_triages_by_the_policy():
-    seed = _find_seed(lambda s: s.tier == "enterprise")
+    seed = _find_seed(lambda s: s.impact == "soon")
     scenario, state = new_episode("end_to_end_resolution", "train", seed)
     obs = observe(scenario, state)
     for index in range(sg.N_MACRO_ACTIONS):
         action = macro_action(index, obs)
         assert action.kind != "invalid_action"
-    locked = macro_action(macro_index("classify:account_locked"), obs)  # severity high
-    assert (locked.category, locked.issue_type, locked.priority) == ("account", "account_locked", "urgent")
+    locked = macro_action(macro_index("classify:account_locked"), obs)  # "... in the next day or two": high
+    assert (locked.category, locked.issue_type, locked.priority) == ("account", "account_locked", "high")
     with pytest.raises(ValueError):
         macro_action(sg.N_MACRO_ACTIONS, obs)
 

@@ -108,13 +108,13 @@ def test_another_world_key_gives_other_ids_and_other_tickets():
 def test_the_public_world_is_pinned():
     """Without a key the public world is one fixed world (the README's example ticket); a change
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
-    scenario = generate(HARD, "test", 147)
+    scenario = generate(HARD, "test", 20)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
         "premium",
-        "terse",
-        ("slow_performance/6", "account_takeover/5"),
+        "confused",
+        ("damaged_item/7", "two_factor_lost/2"),
     )
-    assert scenario.hidden_facts[:2] == (("device_model", "Galaxy Tab S9"), ("account_email", "jo.92@corp.example"))
+    assert scenario.hidden_facts[:2] == (("order_id", "ORD-910536"), ("tracking_number", "1Z0N1ZVD9RSP"))
 
 
 def test_world_key_settings(tmp_path):

@@ -240,3 +240,33 @@ def test_a_short_answer_to_two_issues_may_use_neighbouring_fixes_words():
     # every phrase of every issue in one sentence with the ticket's own is still stuffing
     everything = "We will " + "; and ".join(p for i in ISSUE_TYPES for p in i.solution_phrases) + "."
     assert verdict(everything.replace(";", ","), intents, "KB-DEL-04").stuffed
+
+
+def test_a_fix_given_now_with_the_customers_part_after_it_is_no_announcement():
+    """From blind audit round 41: "We are sending a password reset link to ..., and once you complete
+    the reset you can sign in again" was read as announcing something for later (its "sending" and
+    "once"), so the unlock was not credited. "Once I have your email" is later; "once you" is not."""
+    intents = (("address_change", "KB-DEL-05"), ("account_locked", "KB-ACC-01"))
+    for text in (
+        "We are sending a password reset link to sam.33@example.com, and once you complete the reset you can sign in.",
+        "We are sending a password reset link to sam.33@example.com, and your account will be unlocked once you "
+        "complete the reset.",
+        "We are sending a password reset link to sam.33@example.com, and you can then sign in.",
+    ):
+        assert verdict(text, intents, "KB-ACC-01").solves == ("account_locked",), text
+    later = "I will deal with getting you back into your account once I have your email."
+    assert verdict(later, intents, "KB-ACC-01").solves == ()
+
+
+def test_an_email_address_is_no_delivery_address():
+    """From blind audit round 41: "To switch to your personal address, update the login email ..."
+    was read as also saying the delivery address was changed ("address" and "update": "address
+    has been changed"), so one answer was credited with two issues."""
+    intents = (("email_change", "KB-ACC-02"), ("address_change", "KB-DEL-05"))
+    text = (
+        "Thank you, I have verified your identity with priya.16@mail.test. To switch to your personal address, "
+        "update the login email in your account settings; we will then send a confirmation link to the new address."
+    )
+    assert verdict(text, intents, "KB-ACC-02").solves == ("email_change",)
+    both = text + " I have also updated the shipping address on your order before it ships."
+    assert verdict(both, intents, "KB-ACC-02").solves == ("email_change", "address_change")

@@ -487,3 +487,32 @@ def test_no_word_of_a_long_message_around_a_short_one():
             checked += 1
             assert len(scenario.opening_message.split()) >= 30, scenario.opening_message
     assert checked > 10
+
+
+def test_no_ticket_raises_issues_that_contradict_each_other():
+    """From blind audit rounds 40 and 41: "delete my account for good... could you add an export
+    option?" and "My account is locked... getting a 403 when I open the dashboard"."""
+    for task_id in ("action_selection", "end_to_end_resolution"):
+        for seed in range(1500):
+            ids = {i.issue_id for i in generate(task_id, "train", seed).intents}
+            if ids & set(content.ENDS_THE_ACCOUNT):
+                rest = ids - set(content.ENDS_THE_ACCOUNT)
+                assert not rest & set(content.CHANGES_TO_THE_ACCOUNT), ids
+                assert all(content.ISSUE_WORDS[i][2] not in (content.IDEA, content.QUESTION) for i in rest), ids
+            if ids & set(content.LOCKED_OUT):
+                assert not ids & set(content.SEEN_SIGNED_IN), ids
+
+
+def test_an_opening_goes_on_from_its_opener_in_whole_sentences():
+    """From blind audit rounds 40 and 41: "I hope I'm doing this right: unfortunately my delivery
+    turned up in a sorry state: scratched, ..." (a colon after a colon), and "I'm not sure how to
+    put this, but want to send the pair of running shoes back" (its subject left out)."""
+    subjectless = re.compile(
+        r"(?:: |\bbut |, )(?:want|need|got|tried|been|lost|opened|looks|sending|switching|getting|returned|"
+        r"checking|can't) ",
+    )
+    for task_id in TASK_IDS:
+        for seed in range(2000):
+            message = generate(task_id, "train", seed).opening_message
+            assert re.match(r"[^.!?]*", message).group().count(":") <= 1, message
+            assert not subjectless.search(message), message

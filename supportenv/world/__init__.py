@@ -65,6 +65,7 @@ P_HELD_OUT_TEMPLATE = 0.35  # test split only
 P_HELD_OUT_POLICY = 0.4  # test split only
 P_MISLEADING_MENTION = 0.15  # the customer names another topic, pulling retrieval the wrong way
 _FIXABLE = (content.FAULT, content.REQUEST)  # kinds of issue that can hold the customer up
+_FIRST_SENTENCE_RE = re.compile(r"[^.!?]*")
 _COLON_HEAD = 25  # a template that starts "Suggestion: ..." has its colon this early
 _LONG_MESSAGE_WORDS = 30  # a message this long at least may be called long ("let me explain everything")
 P_COLLEAGUE_ASKED = 0.75  # action_selection: a colleague replied first, asking for the details
@@ -411,7 +412,31 @@ def _typo(text: str, rng: random.Random, keep: str = "") -> str:
     return text[: match.start()] + slipped + text[match.end() :]
 
 
+# A template that leaves out its subject ("Want to send the shoes back.") gets it back when it
+# goes on from other words ("..., but I want to send the shoes back.").
+_SUBJECT_OF = {
+    "Can't": "I can't",
+    "Got": "I got",
+    "Want": "I want",
+    "Need": "I need",
+    "Lost": "I lost",
+    "Opened": "I opened",
+    "Tried": "I tried",
+    "Been": "I've been",
+    "Looks": "It looks",
+    "Sending": "I'm sending",
+    "Switching": "I'm switching",
+    "Getting": "I'm getting",
+    "Returned": "I returned",
+    "Checking": "I'm checking",
+}
+
+
 def _lower_first(text: str) -> str:
+    """`text` going on from other words: its subject given back, its first letter small."""
+    first, _, rest = text.partition(" ")
+    if first in _SUBJECT_OF:
+        return f"{_SUBJECT_OF[first]} {rest}"
     if text[:2] in ("I ", "I'") or not text:
         return text
     return text[0].lower() + text[1:]
@@ -430,7 +455,7 @@ _INTENT_COUNTS = {
 def _fit_together(issue: IssueType, other: IssueType) -> bool:
     """Whether one customer plausibly raises both on one ticket: different teams' topics, not two
     different stories about the one order it gives, and nothing that looks ahead on an account
-    the customer wants ended."""
+    the customer wants ended, nor anything seen signed in on an account it is locked out of."""
     if issue.department == other.department or issue.category == other.category:
         return False
     for ending, rest in ((issue, other), (other, issue)):
@@ -438,6 +463,8 @@ def _fit_together(issue: IssueType, other: IssueType) -> bool:
         if ending.issue_id in content.ENDS_THE_ACCOUNT and (
             looks_ahead or rest.issue_id in content.CHANGES_TO_THE_ACCOUNT
         ):
+            return False
+        if ending.issue_id in content.LOCKED_OUT and rest.issue_id in content.SEEN_SIGNED_IN:
             return False
     both_orders = "order_id" in issue.required_facts and "order_id" in other.required_facts
     return not both_orders or frozenset((issue.issue_id, other.issue_id)) in content.ONE_ORDER_PAIRS
@@ -513,7 +540,12 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
     angry = persona == "angry" and impact == "can_wait"
     if several:
         line = rng.choice(content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact])
-        pressing_one = next((i for i in intents if content.ISSUE_WORDS[i.issue_id][2] in _FIXABLE), intents[0])
+        # (the issue that is always pressing, if there is one: "the price adjustment has to be sorted
+        # today" beside a hijacked account would be odd)
+        pressing_one = next(
+            (i for i in intents if i.issue_id in content.ALWAYS_PRESSING),
+            next((i for i in intents if content.ISSUE_WORDS[i.issue_id][2] in _FIXABLE), intents[0]),
+        )
         words = content.ISSUE_WORDS[pressing_one.issue_id][0]
         return impact, line.replace("{issue}", words[:1].upper() + words[1:])
     issue = intents[0]
@@ -589,6 +621,8 @@ def _compose_message(
         body = body if urgent else f"{distractor} {body}"
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
     opener, note = _persona_line(openers, kinds, said, rng, avoid)
+    if opener.endswith(": ") and ":" in _FIRST_SENTENCE_RE.match(body).group():
+        opener = opener[:-2] + ". "  # no colon after a colon ("... doing this right: my parcel: ...")
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng, avoid - {content.A_WHILE})
     if opener and not opener.endswith(". "):  # "Hi there, " and "I've had enough: " go on with a small letter
         body = _lower_first(body)
