@@ -1238,8 +1238,11 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
     turn.notes.append(
-        ("the ticket was closed before anything was handled" if how == "none" else
-         f"the ticket was closed with part of the case not handled ({', '.join(open_issues)})")
+        (
+            "the ticket was closed before anything was handled"
+            if how == "none"
+            else f"the ticket was closed with part of the case not handled ({', '.join(open_issues)})"
+        )
         + (f" (never gathered: {', '.join(map(fact_label, missing))})" if missing else "")
     )
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))

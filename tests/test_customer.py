@@ -1574,7 +1574,8 @@ def test_a_customer_whose_case_is_handed_over_asks_after_the_rest():
     and a lock-out still open, the customer only said "I'll wait to hear from them"."""
     seed = seed_where(lambda s: s.expected.escalate and len(s.expected.solvable) >= 1)
     scenario, state = new_episode(HARD, "train", seed)
-    step(scenario, state, classify(scenario.expected.category, scenario.expected.priority, scenario.expected.issue_type))
+    exp = scenario.expected
+    step(scenario, state, classify(exp.category, exp.priority, exp.issue_type))
     step(scenario, state, ask(*scenario.expected.facts, question="Could you share these details, please?"))
     step(scenario, state, assign(scenario.expected.department))
     step(scenario, state, escalate("Thank you, I'm passing this to our specialists, who will be in touch."))

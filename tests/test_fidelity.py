@@ -484,7 +484,8 @@ def test_every_field_asked_in_vain_is_charged():
     scenario, state, _ = play(HARD, seed, [plan[0], ask_all, *plan[2:]])
     gathering = next(c for c in grade_state(scenario, state).components if c.name == "information_gathering")
     in_vain = len(REQUESTABLE_FIELDS) - len(scenario.expected.facts)
-    assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9 and "asked that this case does not need" in gathering.detail
+    assert gathering.score <= max(0.0, 1.0 - 0.1 * in_vain) + 1e-9
+    assert "asked that this case does not need" in gathering.detail
 
 
 def test_an_account_email_gathered_in_time_counts_as_gathered():
@@ -775,8 +776,8 @@ def test_the_prompt_names_every_component_that_pays_by_the_share_handled():
     they were met ("no rules broken (x0.50 ...)"), read as one mistake charged many times. The
     prompt states which components credit only the share of the case handled, and those are
     exactly the ones whose detail says so when half of it is done."""
-    from supportenv.graders import PAID_BY_SHARE, share_rule
     from supportenv.episode import unsolved
+    from supportenv.graders import PAID_BY_SHARE, share_rule
     from supportenv.llm import system_prompt
 
     for task_id in PAID_BY_SHARE:
