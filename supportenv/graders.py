@@ -319,8 +319,39 @@ def c_escalation_judgement(scenario: Scenario, state: EpisodeState, opt: _Optimu
 
 
 def c_efficiency(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
-    """Steps and money against the expert's; what was left undone is the other components' to charge."""
-    return _efficiency(scenario, state, opt, state.step, state.cost)
+    """Steps and money against the expert's; what was left undone is the other components' to
+    charge, and so is a question that gathered nothing the case needs (information gathering's)."""
+    in_vain = _questions_in_vain(scenario, state)
+    return _efficiency(scenario, state, opt, state.step - in_vain, state.cost, taken_out=_IN_VAIN)
+
+
+_IN_VAIN = "that gathered nothing the case needs, charged by information gathering"
+
+
+def _questions_in_vain(scenario: Scenario, state: EpisodeState) -> int:
+    """How many of the episode's questions gathered no fact the case needs and answered nothing,
+    but asked for what it does not need or the customer gave already (charged field by field by
+    information gathering), judged on a replay of its actions."""
+    replayed = opening_state(scenario, state.episode_id)
+    wanted = set(scenario.expected.facts)
+
+    def progress() -> tuple[int, int, int, int]:
+        return (
+            len(wanted.intersection(replayed.revealed)),
+            len(replayed.solved_intents),
+            len(replayed.needless_asks),
+            replayed.repeated_fields,
+        )
+
+    count = 0
+    for action in state.actions:
+        got, solved, needless, repeated = progress()
+        advance(scenario, replayed, action)
+        if action.kind == "ask_for_more_info":
+            got_after, solved_after, needless_after, repeated_after = progress()
+            wasted = needless_after > needless or repeated_after > repeated
+            count += wasted and got_after == got and solved_after == solved
+    return count
 
 
 def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
@@ -352,6 +383,7 @@ def _efficiency(
     counted: int,
     spent: float,
     free: _Free | None = None,
+    taken_out: str = "not expert-grade, charged by step quality",
 ) -> tuple[float, str]:
     """Steps and money against the expert's: the `counted` steps and the `spent` dollars, less
     the `free` part among them (by default the episode's: _free_of)."""
@@ -375,8 +407,7 @@ def _efficiency(
     counted_steps = (
         f"{state.step} steps"
         if not below
-        else f"{counted} steps counted of {state.step} ({_count(below, 'step')} "
-        "not expert-grade, charged by step quality)"
+        else f"{counted} steps counted of {state.step} ({_count(below, 'step')} {taken_out})"
     )
     counted_cost = f"${state.cost:.0f}"
     if charged != state.cost:

@@ -799,3 +799,25 @@ def test_the_prompt_names_every_component_that_pays_by_the_share_handled():
         scenario, state = new_episode(task_id, "validation", 0)
         assert share_rule(task_id) in system_prompt(observe(scenario, state))
     assert not share_rule("issue_classification")
+
+
+def test_a_question_in_vain_is_charged_once_by_information_gathering():
+    """From blind audit round 41: a tracking number asked for a damaged item cost information
+    gathering and efficiency both. The question's fields are information gathering's to charge;
+    efficiency does not count its step (but counts a question that gathered a needed fact)."""
+    task = "end_to_end_resolution"
+    seen = 0
+    for seed in range(30):
+        scenario, state = new_episode(task, "validation", seed)
+        if "invoice_number" in scenario.expected.facts:
+            continue
+        step(scenario, state, expert.expert_action(scenario, state, task))
+        step(scenario, state, ask("invoice_number", question="Could you share your invoice number, please?"))
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, task))
+        grade = {c.name: c for c in grade_state(scenario, state).components}
+        assert grade["information_gathering"].score < 1.0
+        assert grade["efficiency"].score == 1.0, grade["efficiency"].detail
+        assert "charged by information gathering" in grade["efficiency"].detail
+        seen += 1
+    assert seen >= 20
