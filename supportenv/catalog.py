@@ -215,6 +215,8 @@ def _check_catalog() -> None:
         if impact == "can_wait":
             lines += content.ANGRY_CAN_WAIT
             several += content.ANGRY_CAN_WAIT_FOR_SEVERAL
+        if impact == "soon":
+            several += tuple(line for own in content.OWN_SOON.values() for line in own)
         for line in (*(text for text, *_ in lines), *(line.replace("{issue}", "It") for line in several)):
             assert stated_impact(line) == impact, f"impact line {line!r} does not read as {impact}"
         for issue in ISSUE_TYPES:

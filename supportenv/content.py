@@ -1045,7 +1045,7 @@ ISSUES = (
         "category": "refund",
         "title": "Price adjustment after a sale",
         "required_facts": (),
-        "extra_facts": ("order_id",),
+        "extra_facts": ("order_id", "amount"),
         "article": "KB-REF-04",
         "department": "billing",
         "escalation": "never",
@@ -1328,7 +1328,7 @@ IMPACT_CUES = {
 IMPACT_LINES = {
     "blocking": (
         ("I need this sorted today, please.", (FAULT, REQUEST), ALL_CATEGORIES),
-        ("It has to be sorted today, I have a deadline.", (FAULT, REQUEST), ("billing", "refund", "delivery")),
+        ("It has to be sorted today, I have a deadline.", (FAULT,), ("billing", "refund", "delivery")),
         ("This is holding up my work, so I need it sorted today.", (FAULT,), ("account", "technical")),
         ("I need an answer today, I have a deadline.", (QUESTION,), ALL_CATEGORIES),
         ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,), ("general",)),
@@ -1353,9 +1353,17 @@ IMPACT_LINES = {
 # What must be sorted soon is named ("{issue}": the first fault or request; "I need all of this
 # sorted today" would take in a feature idea too).
 IMPACT_LINES_FOR_SEVERAL = {
-    "blocking": ("{issue} has to be sorted today, I have a deadline.", "{issue} can't wait, I need it sorted today."),
+    "blocking": ("{issue} has to be sorted today, please.", "{issue} can't wait, I need it sorted today."),
     "soon": ("{issue} needs sorting in the next day or two.", "{issue} should be sorted by the end of the week."),
     "can_wait": ("No rush on any of this.", "All of this can wait, there's no hurry."),
+}
+# An issue whose words say that nothing works says it can wait a day or two only so: (alone, with
+# other issues); "The outage needs sorting in the next day or two" is too calm for a site that is down.
+OWN_SOON = {
+    "service_outage": (
+        "We can work around it for now, but we need it back within a day or two.",
+        "We can work around the outage for now, but we need it back within a day or two.",
+    )
 }
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
@@ -1977,6 +1985,11 @@ REACTIONS = {
         "Wow. Unbelievable.",
         "There's no need to be so dismissive.",
         "I'd like to speak to someone who'll treat me with some respect.",
+    ),
+    # To a close after the agent only sent an issue's article: the customer read it, and it did not settle it.
+    "premature_after_article": (
+        "Hang on, that article didn't sort out {issue}.",
+        "Wait, the article didn't actually settle {issue}.",
     ),
     "premature": (
         "Wait, you haven't sorted out {issue} yet!",

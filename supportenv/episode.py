@@ -856,7 +856,9 @@ def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
 # What a customer says first to an answer that ends by asking it something: an offer gets a
 # yes, a request to check something a confirmation.
 _OFFER_RE = re.compile(
-    r"\b(?:would you like|shall i|do you want|want me to|if you(?:'d| would)? (?:like|want|wish|prefer))\b", re.I
+    r"\b(?:would you like|shall i|do you want|want me to|if you(?:'d| would)? (?:like|want|wish|prefer)|"
+    r"let me know if that would help)\b",
+    re.I,
 )
 # An offer put as a statement, not a question: "If you'd like, I can subscribe you to updates.",
 # "I can also send you a summary if you want.", "Would you like me to email you the steps."
@@ -869,7 +871,9 @@ _STATED_OFFER_RE = re.compile(
     r"\b(?:i|we)(?:'ll|'d| can| could| will| would)\b(?:(?!\bplease\b)[^;])*"
     r"\bif you(?:'d| would)? (?:like|want|wish|prefer)\b|"
     r"\b(?:i|we)(?: can| could)(?: also)? (?:sign you up|subscribe you|send you|set up)\b"
-    r".*\bif (?:that|it)(?: would)? helps?\b",
+    r".*\bif (?:that|it)(?: would)? helps?\b|"
+    # ("I'd be glad to subscribe you to updates. Let me know if you'd like that.")
+    r"\blet me know if (?:you(?:'d| would) like (?:that|it|me to)|that would help)\b",
     re.I,
 )
 
@@ -1095,6 +1099,8 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.courtesy_cost += ACTION_COSTS.get("suggest_knowledge_base", 0.0)
         turn.add("kb_correct")
         turn.mood(0.1)
+        if action.article_id in {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}:
+            turn.notes.append("an article alone answers nothing: the issue stays open until its solution is said in words")
         return _react(_article_reply(scenario), scenario, state)
     if fresh and action.article_id in own:
         turn.add("kb_redundant")
@@ -1237,6 +1243,7 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []
     exp = scenario.expected
     open_issues = unsolved(scenario, state) or list(exp.escalate_intents) or [exp.issue_type]
+    read = [i for i in open_issues if ISSUE_TYPES_BY_ID[i].article_id in state.articles]
     turn.notes.append(
         (
             "the ticket was closed before anything was handled"
@@ -1245,6 +1252,8 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
         + (f" (never gathered: {', '.join(map(fact_label, missing))})" if missing else "")
     )
+    if read:  # the customer read the article it was sent, and it did not settle the issue
+        return _react("premature_after_article", scenario, state, issue=customer.issue_words(read))
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
 
 

@@ -95,7 +95,8 @@ ACTION_SPECS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] 
     ),
     "request_callback": ("Schedule a phone callback for the customer.", {"reason": _STRING}, ()),
     "mark_resolved": (
-        "Close the ticket. This ends the episode; the summary is an internal note the customer does not see.",
+        "Close the ticket. This ends the episode; the customer is told the ticket is closed (and may reply), "
+        "and the summary is an internal note the customer does not see.",
         {"summary": _STRING},
         (),
     ),

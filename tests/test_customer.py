@@ -828,10 +828,17 @@ def test_an_offer_at_the_end_of_an_answer_gets_a_yes():
         "Done. Would you like me to email you a summary?",
         "Done. If you like, we can send you a reminder when it ships.",
         "Done. Would you like me to send you the steps by email.",
+        # (audit rounds 41 and 42: an offer, then a word that the customer may say yes)
+        "Done. I'd be glad to subscribe you to status updates. Let me know if you would like that.",
+        "Done. I'd be glad to subscribe you to status updates. Please let me know if that would help.",
     )
     for text in offers:
         assert _yes_to(_last_question(text)) == "Yes, please.", text
-    for text in ("Done. You can reset it yourself if you want to.", "Done. It should arrive on Monday."):
+    for text in (
+        "Done. You can reset it yourself if you want to.",
+        "Done. It should arrive on Monday.",
+        "Done. Let me know if you need anything else.",
+    ):
         assert _yes_to(_last_question(text)) == "", text
     seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and not s.expected.facts)
     scenario, state = new_episode(HARD, "train", seed)
@@ -1581,3 +1588,29 @@ def test_a_customer_whose_case_is_handed_over_asks_after_the_rest():
     step(scenario, state, escalate("Thank you, I'm passing this to our specialists, who will be in touch."))
     reply = state.history[-1][1]
     assert any(words.lower() in reply.lower() for words in issue_words(list(scenario.expected.solvable)).split(" and "))
+
+
+def test_an_article_sent_alone_says_the_issue_stays_open_and_is_read():
+    """From blind audit rounds 40 to 42: an open issue's article earned "kb_correct" with no word that
+    it answers nothing, and the customer who said "I'll read that article" then said "you haven't
+    helped me with it yet" as if it had never been sent."""
+    seed = seed_where(lambda s: len(s.intents) == 1 and not s.expected.escalate and not s.expected.facts)
+    scenario, state = new_episode(HARD, "train", seed)
+    exp = scenario.expected
+    step(scenario, state, classify(exp.category, exp.priority, exp.issue_type))
+    result = step(scenario, state, Action("suggest_knowledge_base", article_id=exp.article_id))
+    assert "kb_correct" in dict(result.breakdown)
+    assert "stays open until its solution is said in words" in result.observation.last_action_feedback
+    step(scenario, state, resolve())
+    reply = state.history[-1][1]
+    assert "article" in reply.lower(), reply
+
+
+def test_a_customer_who_paid_knows_what_it_paid():
+    """From blind audit round 42: "Sorry, I can't find the amount anywhere." from a customer asking
+    for a price adjustment on its own order."""
+    seed = seed_where(lambda s: s.intents[0].issue_id == "price_adjustment")
+    scenario, state = new_episode(HARD, "train", seed)
+    step(scenario, state, classify("refund", scenario.expected.priority, "price_adjustment"))
+    step(scenario, state, ask("amount", question="How much did you pay, please?"))
+    assert "amount" in state.revealed, state.history[-1]

@@ -108,13 +108,13 @@ def test_another_world_key_gives_other_ids_and_other_tickets():
 def test_the_public_world_is_pinned():
     """Without a key the public world is one fixed world (the README's example ticket); a change
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
-    scenario = generate(HARD, "test", 20)
+    scenario = generate(HARD, "test", 25)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
         "premium",
-        "confused",
-        ("damaged_item/7", "two_factor_lost/2"),
+        "terse",
+        ("account_takeover/1", "slow_performance/4"),
     )
-    assert scenario.hidden_facts[:2] == (("order_id", "ORD-910536"), ("tracking_number", "1Z0N1ZVD9RSP"))
+    assert scenario.hidden_facts[:2] == (("account_email", "tom.31@example.com"), ("card_last_four", "5440"))
 
 
 def test_world_key_settings(tmp_path):

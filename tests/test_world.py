@@ -401,7 +401,7 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                         f"{words} {verb}" in scenario.opening_message.lower()
                         for words in named
                         for verb in ("has to be sorted today", "can't wait", "needs sorting", "should be sorted")
-                    )
+                    ) or any(line[1] in scenario.opening_message for line in content.OWN_SOON.values())
                     assert said, scenario.opening_message
     assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.2 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
@@ -435,7 +435,7 @@ def test_no_words_but_the_impact_lines_speak_of_urgency():
     pressing = [t for t, _ in closers if re.search(r"\b(?:fix|sort|sorted)\b", t, re.I)]
     assert pressing and all(note == "pressing" for t, note in closers if t in pressing)
     impact_lines = [t for lines in (*content.IMPACT_LINES.values(), content.ANGRY_CAN_WAIT) for t, *_ in lines]
-    impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL]
+    impact_lines += [*content.ANGRY_CAN_WAIT_FOR_SEVERAL, *(t for own in content.OWN_SOON.values() for t in own)]
     impact_lines += [t.split("{issue}")[-1] for lines in content.IMPACT_LINES_FOR_SEVERAL.values() for t in lines]
     checked = 0
     for seed in range(3_000):
@@ -509,10 +509,18 @@ def test_an_opening_goes_on_from_its_opener_in_whole_sentences():
     put this, but want to send the pair of running shoes back" (its subject left out)."""
     subjectless = re.compile(
         r"(?:: |\bbut |, )(?:want|need|got|tried|been|lost|opened|looks|sending|switching|getting|returned|"
-        r"checking|can't) ",
+        r"checking|can't|suggestion:|idea|typo) ",
     )
     for task_id in TASK_IDS:
         for seed in range(2000):
             message = generate(task_id, "train", seed).opening_message
             assert re.match(r"[^.!?]*", message).group().count(":") <= 1, message
             assert not subjectless.search(message), message
+
+
+def test_a_closer_asks_nothing_after_a_question():
+    """From blind audit round 42: "Could you correct it on my order? Can you help me with this?"."""
+    for task_id in TASK_IDS:
+        for seed in range(2000):
+            message = generate(task_id, "train", seed).opening_message
+            assert not re.search(r"\?\s+(?:Can you help me with this|Any ideas|Could you help)\?$", message), message

@@ -48,7 +48,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-8"
+WORLD_VERSION = "world-9"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -87,7 +87,7 @@ _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 
 # about this problem), or a past issue in the customer's words.
 _MISLEADING = (
     'I looked through your help pages (I found "{title}") but nothing covered this.',
-    'The closest thing I could find on your site was "{title}", which isn\'t quite my situation.',
+    'I read "{title}" on your site, but it didn\'t cover this.',
 )
 _MISLEADING_PAST = "Last month I wrote in about {issue} too."
 # Words that no calm customer writes: a message with one starts the customer frustrated at best.
@@ -429,6 +429,9 @@ _SUBJECT_OF = {
     "Getting": "I'm getting",
     "Returned": "I returned",
     "Checking": "I'm checking",
+    "Suggestion:": "I have a suggestion:",
+    "Idea": "I have an idea",
+    "Typo": "There's a typo",
 }
 
 
@@ -538,6 +541,9 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
         return impact, ""
     several = len(intents) > 1
     angry = persona == "angry" and impact == "can_wait"
+    own = [content.OWN_SOON[i.issue_id] for i in intents if i.issue_id in content.OWN_SOON]
+    if impact == "soon" and own:
+        return impact, own[0][several]
     if several:
         line = rng.choice(content.ANGRY_CAN_WAIT_FOR_SEVERAL if angry else content.IMPACT_LINES_FOR_SEVERAL[impact])
         # (the issue that is always pressing, if there is one: "the price adjustment has to be sorted
@@ -624,6 +630,8 @@ def _compose_message(
     if opener.endswith(": ") and ":" in _FIRST_SENTENCE_RE.match(body).group():
         opener = opener[:-2] + ". "  # no colon after a colon ("... doing this right: my parcel: ...")
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng, avoid - {content.A_WHILE})
+    if closer.endswith("?") and body.endswith("?"):
+        closer = ""  # "Could you correct it on my order? Can you help me with this?" asks twice
     if opener and not opener.endswith(". "):  # "Hi there, " and "I've had enough: " go on with a small letter
         body = _lower_first(body)
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), impact, impact_line
