@@ -1100,7 +1100,9 @@ def _suggest(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.add("kb_correct")
         turn.mood(0.1)
         if action.article_id in {ISSUE_TYPES_BY_ID[i].article_id for i in unsolved(scenario, state)}:
-            turn.notes.append("an article alone answers nothing: the issue stays open until its solution is said in words")
+            turn.notes.append(
+                "an article alone answers nothing: the issue stays open until its solution is said in words"
+            )
         return _react(_article_reply(scenario), scenario, state)
     if fresh and action.article_id in own:
         turn.add("kb_redundant")

@@ -397,11 +397,15 @@ def test_the_priority_is_what_the_customers_words_and_the_policy_give():
                     assert scenario.impact in ("blocking", "soon"), scenario.opening_message
                 if scenario.impact != "normal" and len(scenario.intents) > 1:  # of them all, or of one named
                     named = [content.ISSUE_WORDS[i.issue_id][0].lower() for i in scenario.intents]
-                    said = re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I) or any(
-                        f"{words} {verb}" in scenario.opening_message.lower()
-                        for words in named
-                        for verb in ("has to be sorted today", "can't wait", "needs sorting", "should be sorted")
-                    ) or any(line[1] in scenario.opening_message for line in content.OWN_SOON.values())
+                    said = (
+                        re.search(r"\b(?:all|any) of (?:this|it)\b", scenario.opening_message, re.I)
+                        or any(
+                            f"{words} {verb}" in scenario.opening_message.lower()
+                            for words in named
+                            for verb in ("has to be sorted today", "can't wait", "needs sorting", "should be sorted")
+                        )
+                        or any(line[1] in scenario.opening_message for line in content.OWN_SOON.values())
+                    )
                     assert said, scenario.opening_message
     assert set(seen) == set(PRIORITIES) and min(seen.values()) > 0.2 * sum(seen.values()), seen
     rule = next(line for line in policy_rules(POLICY_VARIANTS["standard"]) if line.startswith("Priority"))
