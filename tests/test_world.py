@@ -253,7 +253,8 @@ def test_calm_openings_never_start_frustrated():
     calm = [
         s
         for seed in range(5_000)
-        if (s := generate("issue_classification", "validation", seed)).opening_message.startswith("Need a return label")
+        if "eed a return label please" in (s := generate("issue_classification", "validation", seed)).opening_message
+        and not _reads_upset(s.opening_message)
     ]
     assert calm and all(sentiment_label(s.initial_sentiment) == "neutral" for s in calm)
 
