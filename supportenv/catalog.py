@@ -190,8 +190,9 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
         "Callbacks are only for premium and enterprise customers, and help only when the case is escalated to a "
         "specialist (who calls).",
-        "Send a knowledge-base article only for an issue still open; one for an issue already answered or handed "
-        "over adds cost and no help.",
+        "Send a knowledge-base article only for an issue still open: it is a helpful extra (neither slow nor dear "
+        "in the grade) but answers nothing by itself, so say the solution in words too; one for an issue already "
+        "answered or handed over adds cost and no help.",
         'Be polite, in words the customer can read (thanks, an apology, please, "I understand", "happy to '
         'help", "glad to", "of course", "let me know", ...); never blame the customer.',
     )

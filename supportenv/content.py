@@ -1581,6 +1581,10 @@ IMPACT_REPLIES = {
     "soon": ("It isn't stopping me yet, but I need it sorted in the next day or two.",),
     "normal": ("It's not stopping me from doing anything, but I'd like it sorted.",),
 }
+# To "which country?" from a customer asking about shipping abroad: where it is.
+ABROAD_ISSUES = ("international_shipping",)
+COUNTRIES = ("Canada", "Australia", "Norway", "Japan", "Portugal", "Ireland")
+COUNTRY_REPLIES = ("I'm in {}.", "It would be going to {}.")
 TOLD_AGAIN_REPLIES = ("Like I said, {}", "As I wrote, {}")
 CONFIRMED_REPLIES = ("Yes, that's the one.",)
 NOT_THAT_I_KNOW_REPLIES = ("Not that I know of.", "I don't think so, no, not that I've seen.")
@@ -1735,11 +1739,11 @@ REACTIONS = {
     ),
     "solved_noted": (
         "Great, thanks for passing it on!",
-        "Brilliant, I'll keep an eye on the roadmap. Thank you!",
+        "Brilliant, I'll keep an eye out for it. Thank you!",
     ),
     "solved_noted_plain": (
         "Okay, thanks for passing it on.",
-        "Thanks, I'll look out for it on the roadmap.",
+        "Thanks, I'll look out for it.",
     ),
     "solved_noted_grudging": (
         "Okay. I hope someone actually reads it.",
@@ -1778,7 +1782,7 @@ REACTIONS = {
     ),
     "solved_idea_too_plain": (
         "{reply} Good to know my suggestion is passed on, too.",
-        "{reply} And I'll look out for my suggestion on the roadmap.",
+        "{reply} And I'll look out for news of my suggestion.",
     ),
     "solved_idea_too_grudging": (
         "{reply} As for my suggestion, we'll see if anything comes of it.",
@@ -1988,8 +1992,8 @@ REACTIONS = {
     ),
     # To a close after the agent only sent an issue's article: the customer read it, and it did not settle it.
     "premature_after_article": (
-        "Hang on, that article didn't sort out {issue}.",
-        "Wait, the article didn't actually settle {issue}.",
+        "Hang on, I read the article, but could you answer {issue} here?",
+        "Wait, I still need a proper answer about {issue}, not just the article.",
     ),
     "premature": (
         "Wait, you haven't sorted out {issue} yet!",

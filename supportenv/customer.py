@@ -47,6 +47,7 @@ _FIELD_WORDS = {
 
 
 _NEW_BEFORE_RE = re.compile(r"\bnew\s+(?:\w+\s+)?$")
+_NOT_PAID_BEFORE_RE = re.compile(r"\b(?:sale|current|listed|lower|reduced|discounted)\s+$")
 # An email that is a message, not the account's address: "did the reset email arrive?", "send
 # them to you by email", "I can email you the steps"; a login that is the act ("did the login work?").
 _MESSAGE_BEFORE_RE = re.compile(
@@ -63,9 +64,18 @@ def _names_the_fact(name: str, lower: str, match: re.Match[str]) -> bool:
     before, after = lower[: match.start()], lower[match.end() :]
     if name != "new_address" and _NEW_BEFORE_RE.search(before):
         return False  # "which new email address would you like?" is not the one on record
+    if name == "amount" and _NOT_PAID_BEFORE_RE.search(before):
+        return False  # "the sale price" is the shop's, not what the customer paid
     # ... and an email that is a message, or a login that is the act, is no address
     is_message = bool(_MESSAGE_BEFORE_RE.search(before) or _MESSAGE_AFTER_RE.match(after))
     return not (match.group(0) in _MEDIUM_WORDS and is_message)
+
+
+_COUNTRY_RE = re.compile(r"\bcountr(?:y|ies)\b|\bwhere (?:do you live|are you|would you like)", re.IGNORECASE)
+
+
+def _ships_abroad(scenario: Scenario) -> bool:
+    return any(i.issue_id in content.ABROAD_ISSUES for i in scenario.intents)
 
 
 @cached_for_short_texts
@@ -192,7 +202,11 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     elif question and _WHAT_HAPPENED_RE.search(question):
         # "...and what arrived in the box instead?": the customer tells it again, in its own words.
         sentences.append(_pick(f"{ticket}|{step}|again", content.TOLD_AGAIN_REPLIES).format(_own_words(scenario)))
-    elif other := _question_for_no_fact(question):
+    elif (other := _question_for_no_fact(question)) and _COUNTRY_RE.search(other) and _ships_abroad(scenario):
+        # "Which country are you in?" of a customer asking about shipping abroad: it knows (audit round 43)
+        country = _pick(f"{ticket}|country", content.COUNTRIES)
+        sentences.append(_pick(f"{ticket}|{step}|country", content.COUNTRY_REPLIES).format(country))
+    elif other:
         # "Is this stopping you from working?", "Do you still have the backup codes?": answered, never
         # met with "Sorry, I don't follow" (nor passed over after the facts).
         replies = (

@@ -1062,7 +1062,7 @@ def _respond_without_solving(
     turn.mood(-0.2, -1)
     wanted = {ISSUE_TYPES_BY_ID[i].article_id for i in open_issues}
     if action.article_id in wanted and len(action.text.split()) <= _BARE_CITATION_WORDS:
-        turn.notes.append("citing an article is not an answer: say the solution in words")
+        turn.notes.append("a short message citing the article says no solution in words: say the solution itself")
         return _react(tone or "citation_only", scenario, state)
     turn.notes.append(_STUFFED_NOTE if stuffed else "the answer says no solution to an open issue")
     return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words(open_issues[:1]))

@@ -23,7 +23,7 @@ from supportenv.replay import opening_state, replay
 from supportenv.tasks import get_task
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-9"
+GRADER_VERSION = "graders-10"
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,11 @@ _SAME_AS_PAIR = {
 # Expressions made of small words, read as the word they mean before the small words are
 # dropped ("our engineers are on it", "your money back").
 _SAME_AS_EXPRESSION = (
-    (re.compile(r"\b(?:on it|looking into it|working on it)\b"), "investigating"),
+    (re.compile(r"\b(?:on it|looking into it|working on it|working on (?:a |the )?fix)\b"), "investigating"),
+    # an outage's status page and its updates, in other words (audit round 43)
+    (re.compile(r"\b(?:incident|service status|live status|system status) page\b"), "status page"),
+    (re.compile(r"\bsign (?:you|them) up (?:for|to)\b"), "subscribe you to"),
+    (re.compile(r"\b(?:email |e-mail )?alerts\b"), "updates"),
     (re.compile(r"\b(?:your )?money back\b"), "refund"),
     (re.compile(r"\bsign[- ]?in (?:email|address)"), "login email"),
     (re.compile(r"\bhang(?:ing)? on to\b"), "keep"),
@@ -435,8 +439,16 @@ _FACT_WORDS_RE = re.compile(
 )
 
 
+# ... and so does one that asks what, which or where ("Which country would you like us to ship
+# to, so I can confirm it is supported?" says no step of the article: audit round 43).
+_WH_QUESTION_RE = re.compile(
+    r"^\W*(?:and |so |also |then )?(?:which|what|where|when|who|whose|how (?:many|much|long))\b", re.IGNORECASE
+)
+
+
 def asks_for_a_fact(sentence: str) -> bool:
-    return sentence.rstrip().endswith("?") and bool(_FACT_WORDS_RE.search(sentence))
+    asks = bool(_FACT_WORDS_RE.search(sentence) or _WH_QUESTION_RE.match(sentence))
+    return sentence.rstrip().endswith("?") and asks
 
 
 # A question that puts a choice to the customer ("Would you prefer a replacement or a refund?",

@@ -1614,3 +1614,21 @@ def test_a_customer_who_paid_knows_what_it_paid():
     step(scenario, state, classify("refund", scenario.expected.priority, "price_adjustment"))
     step(scenario, state, ask("amount", question="How much did you pay, please?"))
     assert "amount" in state.revealed, state.history[-1]
+
+
+def test_the_sale_price_is_no_amount_paid():
+    """From blind audit round 43: "the order number of the item you'd like the sale price matched on"
+    was read as asking for the amount, and the customer's answer with it charged as a needless ask."""
+    assert customer.fields_in_question(
+        "Could you share the order number of the item you'd like the sale price matched on?"
+    ) == ("order_id",)
+    assert "amount" in customer.fields_in_question("What price did you pay?")
+
+
+def test_a_customer_asking_about_shipping_abroad_knows_its_country():
+    """From blind audit round 43: "Which country do you live in?" got "I'm not sure, to be honest"
+    from a customer who wrote that it lives abroad."""
+    seed = seed_where(lambda s: s.intents[0].issue_id == "international_shipping")
+    scenario, _ = new_episode(HARD, "train", seed)
+    reply = customer.answer(scenario, (), (), "Which country do you live in?", 2).reply
+    assert any(country in reply for country in content.COUNTRIES), reply

@@ -270,3 +270,24 @@ def test_an_email_address_is_no_delivery_address():
     assert verdict(text, intents, "KB-ACC-02").solves == ("email_change",)
     both = text + " I have also updated the shipping address on your order before it ships."
     assert verdict(both, intents, "KB-ACC-02").solves == ("email_change", "address_change")
+
+
+def test_an_outage_answer_in_other_words_is_read():
+    """From blind audit round 43: "a live incident page ... the engineering team is already working on
+    a fix ... I can sign you up for email alerts" said all three steps of the outage article and was
+    read as no solution; with "status page" it was."""
+    text = (
+        "We have a live incident page where you can follow the current platform problem; the engineering team is "
+        "already working on a fix, and if you like I can sign you up for email alerts about the incident."
+    )
+    intents = (("service_outage", "KB-TEC-03"), ("price_adjustment", "KB-REF-04"))
+    assert verdict(text, intents, "KB-TEC-03").solves == ("service_outage",)
+
+
+def test_a_question_that_asks_which_says_no_solution():
+    """From blind audit round 43: an ask "Which country would you like us to ship to, so I can confirm
+    it is supported?" was read as answering the international shipping question."""
+    from supportenv.solutions import without_fact_questions
+
+    text = "Which country would you like us to ship to, so I can confirm it is supported?"
+    assert verdict(without_fact_questions(text), (("international_shipping", "KB-DEL-06"),), "").solves == ()
