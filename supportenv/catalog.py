@@ -174,10 +174,9 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     identity = ", ".join(i.issue_id for i in ISSUE_TYPES if i.identity_required)
     return (
         "Classify the ticket (category, issue type and priority) before answering it.",
-        "Priority (the ticket's, whichever of its issues the customer says it of), from what the customer says of "
-        "how much the problem holds them up: urgent when it stops their work or must be sorted today; high when it "
-        "must be sorted within a day or two or by the end of the week; low when they say it can wait; medium when "
-        "they say nothing of it.",
+        "Priority, from what the customer says of any of its issues: urgent when it stops their work or must be "
+        "sorted today; high when it must be sorted within a day or two or by the end of the week; low when they say "
+        "it can wait; medium when they say nothing of it.",
         "Before answering or escalating an issue, gather the facts its knowledge-base article needs (each article "
         "lists them).",
         f"Verify identity (have the account email) before answering or escalating these issues: {identity}.",
@@ -190,9 +189,8 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "Answer every other issue yourself: do not escalate or transfer what you can solve.",
         "Callbacks are only for premium and enterprise customers, and help only when the case is escalated to a "
         "specialist (who calls).",
-        "Send a knowledge-base article only for an issue still open: it is a helpful extra (neither slow nor dear "
-        "in the grade) but answers nothing by itself, so say the solution in words too; one for an issue already "
-        "answered or handed over adds cost and no help.",
+        "Send a knowledge-base article only for an issue still open (free in the grade, but no answer by itself); "
+        "one for an issue already answered or handed over adds cost and no help.",
         'Be polite, in words the customer can read (thanks, an apology, please, "I understand", "happy to '
         'help", "glad to", "of course", "let me know", ...); never blame the customer.',
     )

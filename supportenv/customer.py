@@ -83,12 +83,19 @@ def fields_in_question(question: str) -> tuple[str, ...]:
     """The facts a free-text question asks for, by the words people use for them. A "new" one
     ("which new email address would you like?") is not the fact on record (only new_address is
     a new thing the customer can be asked for), and an email that is a message is no address."""
-    lower = question.lower()
+    # (only the sentences that ask: "Happy to help with the price match." asks for no amount)
+    lower = " ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question.lower()) if _ASKS_RE.search(s))
     return tuple(
         name
         for name, words in _FIELD_WORDS.items()
         if any(_names_the_fact(name, lower, m) for m in words.finditer(lower))
     )
+
+
+_QUESTION_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+_ASKS_RE = re.compile(
+    r"\?\s*$|\b(?:please|could you|can you|would you|share|send|provide|tell me|let me know|confirm|need)\b"
+)
 
 
 def _capitalise(text: str) -> str:

@@ -402,7 +402,7 @@ def _efficiency(
         *([_count(free.interim_steps, "safe first step")] if free.interim_steps else []),
         *([_count(free.courtesy_steps, "accepted offer or helpful extra")] if free.courtesy_steps else []),
     ]
-    interim = f", not counting {' and '.join(not_counted)}" if not_counted else ""
+    interim = f" ({' and '.join(not_counted)} among them, not counted)" if not_counted else ""
     below = state.step - counted
     counted_steps = (
         f"{state.step} steps"

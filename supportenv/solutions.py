@@ -139,6 +139,11 @@ _SAME_AS_EXPRESSION = (
     (re.compile(r"\b(?:on it|looking into it|working on it|working on (?:a |the )?fix)\b"), "investigating"),
     # an outage's status page and its updates, in other words (audit round 43)
     (re.compile(r"\b(?:incident|service status|live status|system status) page\b"), "status page"),
+    # ... and a notification setting's ("Settings > Notifications", "switch off the marketing emails")
+    (
+        re.compile(r"\bsettings\s*>\s*notifications?\b|\bnotifications? (?:settings|page|tab)\b"),
+        "notification preferences",
+    ),
     (re.compile(r"\bsign (?:you|them) up (?:for|to)\b"), "subscribe you to"),
     (re.compile(r"\b(?:email |e-mail )?alerts\b"), "updates"),
     (re.compile(r"\b(?:your )?money back\b"), "refund"),

@@ -1623,6 +1623,10 @@ def test_the_sale_price_is_no_amount_paid():
         "Could you share the order number of the item you'd like the sale price matched on?"
     ) == ("order_id",)
     assert "amount" in customer.fields_in_question("What price did you pay?")
+    # (round 44: what the agent says before it asks asks for nothing)
+    asked = customer.fields_in_question("Happy to help with the price match. Could you share the order number?")
+    assert asked == ("order_id",)
+    assert "amount" in customer.fields_in_question("Thanks. Please send the amount you paid.")
 
 
 def test_a_customer_asking_about_shipping_abroad_knows_its_country():
