@@ -796,3 +796,13 @@ def test_after_the_matrix_the_services_serve_and_other_clients_finish(services, 
     assert last.step.terminated
     public = bystander.send(env_pb2.SessionRequest(state=env_pb2.StateRequest())).state.state
     assert public.task_id == "action_selection" and public.step == 2 and public.terminated
+
+
+@pytest.mark.parametrize("task_id", ["issue_classification", "action_selection", "end_to_end_resolution"])
+def test_a_reset_batch_of_the_largest_size_fits_one_message(env, task_id):
+    """A ResetBatch of MAX_BATCH fresh episodes of any task is answered: 256 handed-over tickets
+    (each observation with its history, knowledge base suggestions and policy text) came to 1.08 MB,
+    over a 1 MiB limit, once the world grew to 32 issue types."""
+    requests = [reset_req(task_id=task_id, seed=i) for i in range(MAX_BATCH)]
+    reply = env.ResetBatch(env_pb2.ResetBatchRequest(requests=requests), timeout=TIMEOUT)
+    assert len(reply.responses) == MAX_BATCH and reply.ByteSize() < MAX_MESSAGE_BYTES

@@ -14,6 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from baseline_agent.embedded import ROOT, start_service
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
+from supportenv.v1.limits import MAX_MESSAGE_BYTES
 
 TASK = "end_to_end_resolution"
 
@@ -140,7 +141,7 @@ def test_bad_actions_are_invalid_argument(env):
 
 
 def test_oversized_request_is_resource_exhausted(env):
-    huge = env_pb2.StepRequest(state_token=b"\x01" * (2 * 1024 * 1024), action=resolve_action())
+    huge = env_pb2.StepRequest(state_token=b"\x01" * (MAX_MESSAGE_BYTES + 1), action=resolve_action())
     expect_status(grpc.StatusCode.RESOURCE_EXHAUSTED, lambda: env.Step(huge, timeout=5))
 
 

@@ -1,6 +1,6 @@
 """`python -m training`: train on `train`, evaluate on `validation` and `test`, write the curve.
 
-    python -m training                       # what `make train` runs: 5 seeds, 20000 episodes each
+    python -m training                       # what `make train` runs: 5 seeds, 30000 episodes each
     python -m training --seeds 2 --episodes 3000 --out /tmp/curve --workers 2
 
 Seeds run in worker processes (`--workers`, default 2: one per core of the reference machine); the

@@ -56,7 +56,7 @@ SEED_RANGE = 2**31
 
 @dataclass(frozen=True)
 class Config:
-    episodes: int = 20000  # training episodes, all tasks together
+    episodes: int = 30000  # training episodes, all tasks together
     batch: int = 48  # episodes per update
     epochs: int = 4  # passes over each batch
     minibatches: int = 4  # Adam steps per pass
