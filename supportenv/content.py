@@ -1050,7 +1050,7 @@ ISSUES = (
         "department": "billing",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("price adjustment", "as store credit", "within 14 days of purchase"),
+        "solution_phrases": ("one-time price adjustment", "as store credit", "within 14 days of purchase"),
         "templates": (
             "I bought the {product} last week and now it's cheaper. Can I get the difference?",
             "The price dropped a few days after I ordered. Is there anything you can do?",

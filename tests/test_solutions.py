@@ -291,3 +291,17 @@ def test_a_question_that_asks_which_says_no_solution():
 
     text = "Which country would you like us to ship to, so I can confirm it is supported?"
     assert verdict(without_fact_questions(text), (("international_shipping", "KB-DEL-06"),), "").solves == ()
+
+
+def test_naming_the_issue_is_no_solution_to_it():
+    """From blind audit round 45: "Yes, we do offer price adjustments." was read as the price
+    adjustment's solution (its phrase was the issue's own name), and a question that said it was
+    credited as the answer. The fix is said: the store credit, the 14 days, a one-time adjustment."""
+    intents = (("price_adjustment", "KB-REF-04"),)
+    for text in (
+        "Thanks for asking. Yes, we do offer price adjustments.",
+        "Yes, we do offer price adjustments; I am happy to sort this today.",
+    ):
+        assert verdict(text, intents, "KB-REF-04").solves == (), text
+    fix = "The price dropped within 14 days of purchase, so I have applied the difference as store credit."
+    assert verdict(fix, intents, "KB-REF-04").solves == ("price_adjustment",)
