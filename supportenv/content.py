@@ -1094,7 +1094,12 @@ ISSUES = (
         "department": "accounts",
         "escalation": "never",
         "identity_required": False,
-        "solution_phrases": ("unique password", "password manager", "at least twelve characters"),
+        "solution_phrases": (
+            "unique password",
+            "keep it in a password manager",
+            "use a password manager",
+            "at least twelve characters",
+        ),
         "templates": (
             "What makes a strong password for my account?",
             "Is it safe to use the same password I use on other sites?",
@@ -1245,7 +1250,7 @@ PERSONA_OPENERS = {
         ("This is ridiculous: ", (FAULT,), ""),
         ("Unbelievable, ", (FAULT,), ""),
         ("I am absolutely fed up with this company: ", (FAULT,), ""),
-        ("Seriously, ", (FAULT, REQUEST, QUESTION), ""),
+        ("Seriously, ", (FAULT,), ""),
         ("Right, I've had enough: ", (FAULT,), ""),
         ("I'll keep this short: ", ANY_KIND, ""),
         ("Straight answer, please: ", (QUESTION,), ""),
@@ -1327,10 +1332,10 @@ IMPACT_CUES = {
 # (text, the kinds of first issue it fits, the categories of first issue it fits).
 IMPACT_LINES = {
     "blocking": (
-        ("I need this sorted today, please.", (FAULT, REQUEST), ALL_CATEGORIES),
+        ("I need this sorted today, please.", (FAULT, REQUEST, QUESTION), ALL_CATEGORIES),
         ("It has to be sorted today, I have a deadline.", (FAULT,), ("billing", "refund", "delivery")),
         ("This is holding up my work, so I need it sorted today.", (FAULT,), ("account", "technical")),
-        ("I need an answer today, I have a deadline.", (QUESTION,), ALL_CATEGORIES),
+        ("I need an answer today, I have a deadline.", (QUESTION,), ("general",)),
         ("Without it I'm doing everything by hand, and it's holding up my work.", (IDEA,), ("general",)),
     ),
     "soon": (
@@ -1367,7 +1372,7 @@ OWN_SOON = {
 }
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
-    ("It can wait a day, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
+    ("It can wait, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
     ("It's not urgent, but I expect better than this.", (FAULT,), ALL_CATEGORIES),
 )
 ANGRY_CAN_WAIT_FOR_SEVERAL = ("No rush on any of this, but I expect a real answer.",)
@@ -1643,7 +1648,7 @@ ISSUE_WORDS: dict[str, tuple[str, str, str]] = {
     "price_adjustment": ("the price adjustment", "promise", REQUEST),
     "international_shipping": ("shipping abroad", "info", QUESTION),
     "password_advice": ("my password question", "info", QUESTION),
-    "notification_settings": ("the marketing emails", "steps", REQUEST),
+    "notification_settings": ("turning off the marketing emails", "steps", REQUEST),
     "profile_update": ("updating my profile", "steps", REQUEST),
     "gift_card": ("my gift card question", "steps", QUESTION),
     "loyalty_points": ("my loyalty points question", "steps", QUESTION),

@@ -46,8 +46,9 @@ _FIELD_WORDS = {
 }
 
 
-_NEW_BEFORE_RE = re.compile(r"\bnew\s+(?:\w+\s+)?$")
+_NEW_BEFORE_RE = re.compile(r"\b(?:new|personal|other|different|another)\s+(?:\w+\s+)?$")
 _NOT_PAID_BEFORE_RE = re.compile(r"\b(?:sale|current|listed|lower|reduced|discounted)\s+$")
+_NOT_PAID_AFTER_RE = re.compile(r"^\s+(?:adjustment|match|drop)")
 # An email that is a message, not the account's address: "did the reset email arrive?", "send
 # them to you by email", "I can email you the steps"; a login that is the act ("did the login work?").
 _MESSAGE_BEFORE_RE = re.compile(
@@ -64,8 +65,8 @@ def _names_the_fact(name: str, lower: str, match: re.Match[str]) -> bool:
     before, after = lower[: match.start()], lower[match.end() :]
     if name != "new_address" and _NEW_BEFORE_RE.search(before):
         return False  # "which new email address would you like?" is not the one on record
-    if name == "amount" and _NOT_PAID_BEFORE_RE.search(before):
-        return False  # "the sale price" is the shop's, not what the customer paid
+    if name == "amount" and (_NOT_PAID_BEFORE_RE.search(before) or _NOT_PAID_AFTER_RE.match(after)):
+        return False  # "the sale price", "your price adjustment" are not what the customer paid
     # ... and an email that is a message, or a login that is the act, is no address
     is_message = bool(_MESSAGE_BEFORE_RE.search(before) or _MESSAGE_AFTER_RE.match(after))
     return not (match.group(0) in _MEDIUM_WORDS and is_message)

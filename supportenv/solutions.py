@@ -413,6 +413,7 @@ _LATER_VERB_RE = re.compile(
 # ("once I have your email" is later; "once you complete the reset" is the customer's part of a fix given now)
 _LATER_WHEN_RE = re.compile(
     r"\b(?:next|afterwards|after that|in a moment|shortly|separately|later|in my next|"
+    r"in (?:the|this) same (?:reply|message)|"
     r"(?:once|as soon as|when) (?:i|we)\b)"
 )
 

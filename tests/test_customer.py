@@ -1623,6 +1623,10 @@ def test_the_sale_price_is_no_amount_paid():
         "Could you share the order number of the item you'd like the sale price matched on?"
     ) == ("order_id",)
     assert "amount" in customer.fields_in_question("What price did you pay?")
+    # (round 46: the address to switch to is no account email on record)
+    assert customer.fields_in_question("Which personal email address would you like to use instead?") == ()
+    asked = "Before I look at your price adjustment, could you please confirm the email on your account?"
+    assert customer.fields_in_question(asked) == ("account_email",)
     # (round 44: what the agent says before it asks asks for nothing)
     asked = customer.fields_in_question("Happy to help with the price match. Could you share the order number?")
     assert asked == ("order_id",)

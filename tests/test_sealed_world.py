@@ -110,11 +110,11 @@ def test_the_public_world_is_pinned():
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 25)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "premium",
-        "terse",
-        ("account_takeover/1", "slow_performance/4"),
+        "regular",
+        "polite",
+        ("wrong_amount/3",),
     )
-    assert scenario.hidden_facts[:2] == (("account_email", "tom.31@example.com"), ("card_last_four", "5440"))
+    assert scenario.hidden_facts[:2] == (("order_id", "ORD-348281"), ("amount", "321.62"))
 
 
 def test_world_key_settings(tmp_path):

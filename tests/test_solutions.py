@@ -305,3 +305,18 @@ def test_naming_the_issue_is_no_solution_to_it():
         assert verdict(text, intents, "KB-REF-04").solves == (), text
     fix = "The price dropped within 14 days of purchase, so I have applied the difference as store credit."
     assert verdict(fix, intents, "KB-REF-04").solves == ("price_adjustment",)
+
+
+def test_a_promise_to_answer_in_the_same_reply_is_no_answer():
+    """From blind audit round 46 (main line): a question for the billing facts that ended "I will
+    answer your password manager question in the same reply." was read as the password advice."""
+    from supportenv.solutions import without_fact_questions
+
+    intents = (("password_advice", "KB-SEC-03"), ("double_charge", "KB-BIL-02"))
+    text = (
+        "Could you share the order ID, the amount and the charge date? "
+        "I will answer your password manager question in the same reply."
+    )
+    assert verdict(without_fact_questions(text), intents, "").solves == ()
+    advice = "Yes: use a password manager, and give every site a unique password of at least twelve characters."
+    assert verdict(advice, intents, "KB-SEC-03").solves == ("password_advice",)
