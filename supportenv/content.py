@@ -1368,7 +1368,12 @@ OWN_SOON = {
     "service_outage": (
         "We can work around it for now, but we need it back within a day or two.",
         "We can work around the outage for now, but we need it back within a day or two.",
-    )
+    ),
+    # ("by the end of the week" is too calm for a hijacked account)
+    "account_takeover": (
+        "Nothing worse has happened yet, but I need it secured within a day or two.",
+        "Nothing worse has happened yet, but I need my account secured within a day or two.",
+    ),
 }
 # An angry customer who is not held up still says so angrily.
 ANGRY_CAN_WAIT = (
@@ -1561,13 +1566,24 @@ ISSUE_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-UNKNOWN_REPLIES = (
-    "I don't know my {}.",
-    "I'm not sure what the {} is, sorry.",
-    "I don't have the {} to hand.",
-    "Sorry, I can't find the {} anywhere.",
-    "No idea what the {} would be, to be honest.",
-)
+# A fact the customer has not got, with why not ("I'm not sure what the new address is" from a
+# customer who never moved reads as forgetfulness: audit round 47).
+UNKNOWN_REPLIES = {
+    "order_id": ("I don't have an order number for this, sorry.", "I can't find an order number for this."),
+    "amount": ("I'm not sure of the exact amount, sorry.", "I don't have the amount to hand."),
+    "card_last_four": ("I don't have the card to hand, sorry.", "I'm not sure which card it was, to be honest."),
+    "account_email": (
+        "You should have my email already: it's the address I'm writing from.",
+        "It's the email address I'm writing from.",
+    ),
+    "error_code": ("I didn't see any error code.", "There wasn't an error code that I noticed."),
+    "tracking_number": ("I don't have a tracking number for this.", "Nobody sent me a tracking number for this."),
+    "device_model": ("I'm not sure of the exact model, sorry.", "I don't know the model, to be honest."),
+    "charge_date": ("I can't remember the exact date, sorry.", "I'm not sure of the date, to be honest."),
+    "app_version": ("I don't know which version I have.", "I'm not sure of the app version, sorry."),
+    "invoice_number": ("I don't have an invoice number to hand.", "I can't find an invoice number, sorry."),
+    "new_address": ("I haven't moved, so there's no new address.", "There's no new address; I'm not moving."),
+}
 
 REPEAT_REPLIES = (
     "I already told you that!",
@@ -1798,6 +1814,16 @@ REACTIONS = {
         "Okay, that covers {issue}. What about {remaining}?",
         "Thanks, that helps with {issue}. You haven't got to {remaining} yet, though.",
     ),
+    # ... of which what is left was answered without the facts it needs (the customer asks after them).
+    "partly_solved_held_up": (
+        "Thanks, that covers {issue}.",
+        "Okay, that covers {issue}.",
+        "Thanks, that helps with {issue}.",
+    ),
+    "partly_solved_held_up_photos": (
+        "Thanks, that covers {issue}, and I'll send the photos you asked for.",
+        "Okay, that covers {issue}, and the photos are on their way.",
+    ),
     # The same, to an answer that asked for photos.
     "partly_solved_photos": (
         "Thanks, that covers {issue}, and I'll send the photos you asked for. But what about {remaining}?",
@@ -1876,10 +1902,11 @@ REACTIONS = {
         "Thanks, that helps with {issue}. The photos are on their way, and I'll wait for the team to sort out "
         "{remaining}.",
     ),
+    # (naming the issue it is held up on: "that" after another issue's answer would be that one)
     "missing_facts": (
-        "Don't you need my {fact} to sort this out?",
-        "How can you fix that without my {fact}?",
-        "Do you need my {fact} for that? I'm happy to give it.",
+        "Don't you need my {fact} to sort out {issue}?",
+        "Do you need my {fact} for {issue}? I'm happy to give it.",
+        "Should I send you my {fact} for {issue}?",
     ),
     # (To an answer off the topic or one that names it but says nothing: "it's all sorted now".)
     "unhelpful": (

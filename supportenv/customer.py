@@ -85,7 +85,12 @@ def fields_in_question(question: str) -> tuple[str, ...]:
     ("which new email address would you like?") is not the fact on record (only new_address is
     a new thing the customer can be asked for), and an email that is a message is no address."""
     # (only the sentences that ask: "Happy to help with the price match." asks for no amount)
-    lower = " ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question.lower()) if _ASKS_RE.search(s))
+    return fields_named(" ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question) if _ASKS_RE.search(s.lower())))
+
+
+def fields_named(text: str) -> tuple[str, ...]:
+    """The facts `text` names, by the words people use for them (as fields_in_question reads them)."""
+    lower = text.lower()
     return tuple(
         name
         for name, words in _FIELD_WORDS.items()
@@ -197,8 +202,7 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     if repeated:
         sentences.append(_pick(f"{ticket}|{step}", content.REPEAT_REPLIES))
     for name in unknown:
-        reply = _pick(f"{ticket}|{step}|{name}", content.UNKNOWN_REPLIES)
-        sentences.append(_capitalise(reply.format(name.replace("_", " "))))
+        sentences.append(_pick(f"{ticket}|{step}|{name}", content.UNKNOWN_REPLIES[name]))
     if (
         question
         and _NEW_EMAIL_RE.search(question)

@@ -21,7 +21,14 @@ from supportenv.errors import EpisodeFinishedError
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
-from supportenv.solutions import announcements, first_steps_said, puts_a_choice, without_fact_questions
+from supportenv.solutions import (
+    announcements,
+    first_steps_said,
+    puts_a_choice,
+    sentences_of,
+    waits_for_a_fact,
+    without_fact_questions,
+)
 from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.world import Scenario, tokenize
 
@@ -514,6 +521,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     as a customer answers a direct question (they count as given, without an ask's reward)."""
     question = _last_question(action.text)
     asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
+    # ... and so does a plan that waits for one ("Once you send me your order ID, I'll ...").
+    waiting_on = [s for s in sentences_of(action.text) if waits_for_a_fact(s)]
+    asked = tuple(dict.fromkeys((*asked, *(f for s in waiting_on for f in customer.fields_named(s)))))
     # A fact already given, named in an answer's question ("could you check those for the card
     # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
     # ("log in with your new address?" about a new email) is an instruction, not a question.
@@ -634,19 +644,14 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if asking and newly:
         # An issue named only in the question that asks for its facts ("For the refund, could you send
         # the order id and the amount paid?") is what the question is about, not an early answer.
-        # (in an ask, every issue whose facts it asks for is what it asks about)
+        # (in an ask, every issue whose facts it asks for is what it asks about; and an issue the
+        # words outside its questions do not solve is only asked about, whichever of its facts it asks)
         answered = (
             ()
             if action.kind == "ask_for_more_info"
             else verdict(without_fact_questions(action.text), scenario.intent_keys, action.article_id).solves
         )
-        asked_about = [
-            i
-            for i in newly
-            if i not in answered
-            and set(missing_facts(scenario, state, [i])) <= set(asking) - set(state.revealed)
-            and missing_facts(scenario, state, [i])
-        ]
+        asked_about = [i for i in newly if i not in answered and set(missing_facts(scenario, state, [i])) & set(asking)]
         newly = [i for i in newly if i not in asked_about]
         if asked_about and not newly:
             titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in asked_about)
@@ -658,6 +663,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         )
     missing = missing_facts(scenario, state, newly)
     blocked = ""  # what the customer says of the issues the answer could not be applied to
+    held_up: list[str] = []
     if missing:
         # Not applied: the fix needs facts the agent never asked for, and the customer says so.
         turn.add("respond_missing_facts")
@@ -665,9 +671,15 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         state.answered_without.extend(f for f in missing if f not in state.answered_without)
         _check_identity(scenario, state)
         turn.mood(-0.1, -1)
-        blocked = _react(tone or "missing_facts", scenario, state, fact=fact_label(missing[0]))
         # An answer to several issues still solves those whose facts are in.
-        newly = [i for i in newly if not missing_facts(scenario, state, [i])]
+        held_up = [i for i in newly if missing_facts(scenario, state, [i])]
+        # (a fact its question asks for the customer gives with this reply, and does not ask after)
+        unasked = [f for f in missing if f not in asking]
+        if unasked or tone:
+            words = customer.issue_words(held_up)
+            fact = fact_label((unasked or missing)[0])
+            blocked = _react(tone or "missing_facts", scenario, state, fact=fact, issue=words)
+        newly = [i for i in newly if i not in held_up]
         if not newly:
             return blocked
     turn.add("respond_after_classify", len(newly))
@@ -710,7 +722,10 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # ... and what is left only had an article sent: the customer says it did not tell them what to do.
         only_read = set(waiting) <= {i for i in left if ISSUE_TYPES_BY_ID[i].article_id in state.articles}
         kind = (
-            ("partly_solved_first_steps_handover" if announced else "partly_solved_first_steps")
+            # (what is left is what the answer tried without its facts: the customer says so, after)
+            "partly_solved_held_up"
+            if blocked and set(waiting) <= set(held_up)
+            else ("partly_solved_first_steps_handover" if announced else "partly_solved_first_steps")
             if started
             else "partly_solved_handover"
             if announced

@@ -471,10 +471,32 @@ def puts_a_choice(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") and bool(_CHOICE_RE.search(sentence))
 
 
+# A fix put off until a fact is in ("Once I have your order ID, I'll send the correct item",
+# "As soon as you send the order number we will ...", "With your order ID I can ..."): a plan
+# that waits for the fact, which it asks for, not a fix given before it (audit round 47).
+_WAITS_FOR_RE = re.compile(
+    r"\b(?:once|as soon as|when|after|if)\s+(?:i|we)\s+(?:have|get|receive|see|know)\b"
+    r"|\b(?:once|as soon as|when|after|if)\s+you\s+(?:can\s+)?(?:send|give|share|provide|reply|confirm|tell|let)\b"
+    r"|^\W*with (?:your|the|that)\b[^,.]{0,40},?\s+(?:i|we)\s*(?:can|could|will|'ll)\b",
+    re.IGNORECASE,
+)
+
+
+def waits_for_a_fact(sentence: str) -> bool:
+    """Whether `sentence` puts what it says off until the customer gives a fact it names."""
+    waits = _WAITS_FOR_RE.search(sentence)
+    return bool(waits and _FACT_WORDS_RE.search(sentence, waits.start()))
+
+
+def _asks_or_waits(sentence: str) -> bool:
+    return asks_for_a_fact(sentence) or waits_for_a_fact(sentence)
+
+
 def without_fact_questions(text: str) -> str:
-    """The text without its questions that ask for a fact, as the article steps it says are read from."""
+    """The text without its questions that ask for a fact, and the plans that wait for one, as the
+    article steps it says are read from."""
     sentences = _SENTENCE_END_RE.split(text)
-    return " ".join(s for s in sentences if not asks_for_a_fact(s)) if any(map(asks_for_a_fact, sentences)) else text
+    return " ".join(s for s in sentences if not _asks_or_waits(s)) if any(map(_asks_or_waits, sentences)) else text
 
 
 def sentences_of(text: str) -> list[str]:

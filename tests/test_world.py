@@ -529,3 +529,35 @@ def test_a_closer_asks_nothing_after_a_question():
         for seed in range(2000):
             message = generate(task_id, "train", seed).opening_message
             assert not re.search(r"\?\s+(?:Can you help me with this|Any ideas|Could you help)\?$", message), message
+
+
+def test_a_mention_of_another_article_names_the_issue_of_its_kind():
+    """From audit round 47: 'I read "Updating your profile details" ... but it didn't cover this.'
+    after an API error and a profile question: "this" was the last issue, not the article's kind.
+    In a message of several issues the mention names the first one (the article is of its kind)."""
+    from difflib import SequenceMatcher
+
+    mention = re.compile(r"(?:nothing covered|didn't cover) (.+?)\.(?:\s|$)")
+    seen = 0
+    for seed in range(3000):
+        scenario = generate("end_to_end_resolution", "validation", seed)
+        found = mention.search(scenario.opening_message)
+        if not found:
+            continue
+        expected = content.ISSUE_WORDS[scenario.intents[0].issue_id][0] if len(scenario.intents) > 1 else "this"
+        # (typos may have changed a letter or two)
+        assert SequenceMatcher(None, found.group(1), expected).ratio() > 0.8, scenario.opening_message
+        seen += len(scenario.intents) > 1
+    assert seen >= 10
+
+
+def test_a_hijacked_account_that_can_wait_a_day_says_it_needs_securing_soon():
+    """From audit round 47: "should be sorted by the end of the week" of suspicious activity on an
+    account reads too calm; it says it needs the account secured within a day or two."""
+    seen = 0
+    for seed in range(4000):
+        scenario = generate("end_to_end_resolution", "train", seed)
+        if scenario.impact == "soon" and any(i.issue_id == "account_takeover" for i in scenario.intents):
+            assert "end of the week" not in scenario.opening_message, scenario.opening_message
+            seen += 1
+    assert seen >= 5

@@ -48,7 +48,7 @@ from supportenv.catalog import (
 from supportenv.tasks import get_task
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-10"
+WORLD_VERSION = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -85,9 +85,10 @@ _CATEGORY_OF_ARTICLE = {issue.article_id: issue.category for issue in ISSUE_TYPE
 _REVENUE = {"regular": (10, 800), "premium": (800, 8000), "enterprise": (20000, 250000)}
 # Mentions of another topic: an article found while searching (by its title, not claimed to be
 # about this problem), or a past issue in the customer's words.
+# ({this}: the issue of the article's kind in a message of several, as "this" would be the last one)
 _MISLEADING = (
-    'I looked through your help pages (I found "{title}") but nothing covered this.',
-    'I read "{title}" on your site, but it didn\'t cover this.',
+    'I looked through your help pages (I found "{title}") but nothing covered {this}.',
+    'I read "{title}" on your site, but it didn\'t cover {this}.',
 )
 _MISLEADING_PAST = "Last month I wrote in about {issue} too."
 # Words that no calm customer writes: a message with one starts the customer frustrated at best.
@@ -606,7 +607,8 @@ def _compose_message(
             said.add("searched")
         else:  # a past ticket: no opener may then say this is its first
             said.add("first_contact")
-        body += " " + mention.format(title=other.title, issue=past)
+        this = content.ISSUE_WORDS[intents[0].issue_id][0] if len(intents) > 1 else "this"
+        body += " " + mention.format(title=other.title, issue=past, this=this)
     openers = content.PERSONA_OPENERS[persona]
     urgent = any(i.issue_id in content.URGENT_ISSUES for i in intents)
     # (what happened just now has not been going on a while)
