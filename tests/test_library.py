@@ -36,7 +36,8 @@ def expert_run(task_id: str, split: str, seed: int) -> list[Action]:
 
 
 def test_first_design_interface_reset_step_state():
-    env = SupportEnv(task_id="end_to_end_resolution", split="train", seed=5)
+    seed = find_seed("end_to_end_resolution", lambda scenario: scenario.hidden_facts)
+    env = SupportEnv(task_id="end_to_end_resolution", split="train", seed=seed)
     obs = env.reset()
     assert obs.customer_message and obs.ticket_id and obs.step == 0
     assert obs.steps_left == obs.max_steps == 12
