@@ -110,11 +110,11 @@ def test_the_public_world_is_pinned():
     to it is a new WORLD_VERSION, which also retires the tokens of the old one."""
     scenario = generate(HARD, "test", 25)
     assert (scenario.tier, scenario.persona, scenario.template_ids) == (
-        "regular",
-        "polite",
-        ("wrong_amount/3",),
+        "enterprise",
+        "angry",
+        ("slow_performance/0", "lost_package/4"),
     )
-    assert scenario.hidden_facts[:2] == (("order_id", "ORD-348281"), ("amount", "321.62"))
+    assert scenario.hidden_facts[:2] == (("device_model", "OnePlus 12"), ("app_version", "5.3.7"))
 
 
 def test_world_key_settings(tmp_path):
