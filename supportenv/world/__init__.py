@@ -24,6 +24,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
 from supportenv import content
 from supportenv.catalog import (
@@ -46,6 +47,9 @@ from supportenv.catalog import (
     ticket_priority,
 )
 from supportenv.tasks import get_task
+
+if TYPE_CHECKING:
+    from supportenv.world.system_of_record import SystemOfRecord
 
 SPLITS = ("train", "validation", "test")
 WORLD_VERSION = "world-11"
@@ -177,6 +181,8 @@ class Scenario:
     policy_text: tuple[str, ...]
     prefix_steps: int  # action_selection: 1 when a colleague already asked for the details (supportenv.replay)
     expected: Expected
+    products: tuple[str, ...] = ()  # per intent: the product its words name ("" if none)
+    record_seed: int = 0  # seeds the system of record's own draws (supportenv.world.system_of_record)
 
     @property
     def issue(self) -> IssueType:
@@ -219,6 +225,13 @@ class Scenario:
         own = next((m for m in matches if m[0] == issue.article_id), None)
         own = own or (issue.article_id, ARTICLES_BY_ID[issue.article_id].title, 0.0)
         return (own, *(m for m in matches if m[0] != issue.article_id))
+
+    @cached_property
+    def records(self) -> SystemOfRecord:
+        """The ticket's system of record: its account, orders, payments, refunds, subscriptions and incidents."""
+        from supportenv.world.system_of_record import build_records
+
+        return build_records(self)
 
     @cached_property
     def briefing(self) -> Briefing:
@@ -565,8 +578,8 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
 
 def _compose_message(
     intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random, impact_rng: random.Random
-) -> tuple[str, tuple[str, ...], str, str]:
-    template_ids, bodies = [], []
+) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
+    template_ids, bodies, products = [], [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
     for issue in intents:
@@ -578,7 +591,9 @@ def _compose_message(
         index = rng.choice(fitting)
         devices &= _devices_said(issue, issue.templates[index])
         template_ids.append(f"{issue.issue_id}/{index}")
-        bodies.append(issue.templates[index].replace("{product}", rng.choice(content.PRODUCTS)))
+        product = rng.choice(content.PRODUCTS)
+        products.append(product if "{product}" in issue.templates[index] else "")
+        bodies.append(issue.templates[index].replace("{product}", product))
     body = bodies[0]
     joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
@@ -636,7 +651,7 @@ def _compose_message(
         closer = ""  # "Could you correct it on my order? Can you help me with this?" asks twice
     if opener and not opener.endswith(". "):  # "Hi there, " and "I've had enough: " go on with a small letter
         body = _lower_first(body)
-    return f"{opener}{body}{closer}".strip(), tuple(template_ids), impact, impact_line
+    return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
 def _expected(
@@ -687,7 +702,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
-    meant, template_ids, impact, impact_line = _compose_message(intents, split, persona, rng, impact_rng)
+    meant, template_ids, products, impact, impact_line = _compose_message(intents, split, persona, rng, impact_rng)
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
     for name in [n for n, value in facts.items() if not value]:
@@ -725,4 +740,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         policy_text=policy_rules(policy),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
         expected=_expected(intents, tier, impact, facts, policy),
+        products=products,
+        # The records draw from a generator of their own, so that they change no other draw.
+        record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
     )

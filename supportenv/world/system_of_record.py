@@ -1,0 +1,475 @@
+"""A ticket's system of record: the customer's account, orders, payments, refunds and
+subscriptions, and the service's incidents, as the help desk's tools would show them.
+
+The records are built from the scenario: each hidden fact the customer can give is a value
+in them (the account email, the order in question, its amount, tracking number, card and
+charge date, the device and app version), and the state they hold is the state each issue
+describes (a double charge is two captured payments, a lost parcel has had no scan for a week,
+a refund being chased is pending), so what the customer says and what the records say can
+be compared. Everything else (names, other orders, past refunds, incidents elsewhere) is
+drawn from a generator of the records' own, seeded by the scenario's `record_seed`, so that
+the records left every other draw of the world, and every figure measured on it, as it was.
+
+Pure and deterministic: the world's date is fixed (`TODAY`), never the wall clock's.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any
+
+from supportenv import content
+
+if TYPE_CHECKING:
+    from supportenv.world import Scenario
+
+TODAY = date(2026, 12, 1)  # the world's "today": every date in the records is on or before it
+
+ORDER_STATUSES = ("awaiting_payment", "processing", "shipped", "in_transit", "delivered", "returned")
+PAYMENT_STATUSES = ("captured", "authorised", "declined")
+REFUND_STATUSES = ("pending", "issued")
+CARRIERS = ("UPS", "DHL", "FedEx", "Royal Mail")
+DECLINE_REASONS = ("expired_card", "billing_address_mismatch", "issuer_declined")
+
+# A typical price per product, in cents, so that an order's quantity fits its amount (an
+# enterprise refund of $2,200 is several office chairs, not one pair of earbuds).
+_PRICE_CENTS = {
+    "pair of wireless earbuds": 8900,
+    "standing desk": 42000,
+    "coffee grinder": 7900,
+    "yoga mat": 3500,
+    "desk lamp": 4500,
+    "air fryer": 11900,
+    "hiking backpack": 9900,
+    "bluetooth speaker": 6900,
+    "office chair": 29900,
+    "electric kettle": 4900,
+    "robot vacuum": 34900,
+    "smartwatch": 24900,
+    "pair of running shoes": 11900,
+    "blender": 6900,
+    "winter jacket": 18900,
+    "mechanical keyboard": 12900,
+    "baby monitor": 9900,
+    "water bottle": 2500,
+}
+assert set(content.PRODUCTS) <= set(_PRICE_CENTS), "every product needs a price"
+_FIRST_NAMES = {
+    "alex": "Alex",
+    "sam": "Sam",
+    "priya": "Priya",
+    "chen": "Chen",
+    "maria": "Maria",
+    "tom": "Tom",
+    "fatima": "Fatima",
+    "jo": "Jo",
+    "noah": "Noah",
+    "lena": "Lena",
+}
+_SURNAMES = ("Okafor", "Lindqvist", "Moreau", "Haddad", "Kowalski", "Tanaka", "Brennan", "Silva", "Novak", "Osei")
+_STREETS = ("Kings Road", "Canal Street", "Orchard Lane", "Bridge Street", "Castle Hill", "Market Row")
+_TOWNS = ("Manchester", "Galway", "Ghent", "Nantes", "Braga", "York")
+_SERVICES = ("dashboard", "api", "mobile app", "sign-in", "reports", "webhooks")
+_PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
+_FAILED_SIGN_INS_TO_LOCK = 5
+_PAST_ORDER_DAYS = 70  # earlier orders are at least this old (so none is confused with the one in question)
+# Issues whose charge date is not the order's payment: a renewal, a failed attempt.
+_OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
+
+# What each issue makes of the order in question (the order its order id names).
+_ORDER_STATUS_OF_ISSUE = {
+    "delayed_delivery": "in_transit",
+    "lost_package": "in_transit",
+    "refund_status": "returned",
+    "address_change": "processing",
+}
+
+
+@dataclass(frozen=True)
+class Device:
+    model: str
+    app_version: str  # "" for a browser
+    last_seen: str
+
+
+@dataclass(frozen=True)
+class SignIn:
+    when: str
+    device: str
+    place: str
+    recognised: bool
+
+
+@dataclass(frozen=True)
+class Account:
+    customer_id: str
+    name: str
+    email: str
+    tier: str
+    created: str
+    status: str  # "active" or "locked"
+    identity_verified: bool  # never at the start: the agent verifies it during the episode
+    two_factor: str  # "off", "app" or "sms"
+    address: str  # the address on file, where orders ship
+    failed_sign_ins: int
+    devices: tuple[Device, ...]
+    sign_ins: tuple[SignIn, ...]  # the latest first
+
+
+@dataclass(frozen=True)
+class LineItem:
+    product: str
+    quantity: int
+    unit_price: float
+
+
+@dataclass(frozen=True)
+class TrackingEvent:
+    when: str
+    status: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Order:
+    order_id: str
+    placed: str
+    items: tuple[LineItem, ...]
+    shipping: float
+    total: float  # the listed total: items and shipping
+    status: str  # one of ORDER_STATUSES
+    ship_to: str
+    carrier: str  # "" until it ships
+    tracking_number: str  # "" until it ships
+    events: tuple[TrackingEvent, ...]  # the carrier's scans, oldest first
+    invoice_number: str
+
+
+@dataclass(frozen=True)
+class Payment:
+    payment_id: str
+    order_id: str  # "" for a subscription's renewal
+    card_last_four: str
+    amount: float
+    date: str
+    status: str  # one of PAYMENT_STATUSES
+    decline_reason: str  # one of DECLINE_REASONS when declined, else ""
+
+
+@dataclass(frozen=True)
+class Refund:
+    refund_id: str
+    order_id: str
+    amount: float
+    status: str  # one of REFUND_STATUSES
+    requested: str
+    issued: str  # "" while pending
+
+
+@dataclass(frozen=True)
+class Subscription:
+    subscription_id: str
+    plan: str
+    price: float
+    status: str  # "active" or "cancelled"
+    renews: str  # "" once cancelled
+
+
+@dataclass(frozen=True)
+class Incident:
+    incident_id: str
+    service: str
+    status: str  # "investigating" or "resolved"
+    started: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class SystemOfRecord:
+    """Everything the help desk's tools can look up about one ticket's customer."""
+
+    account: Account
+    orders: tuple[Order, ...]  # the order in question (if any) first
+    payments: tuple[Payment, ...]
+    refunds: tuple[Refund, ...]
+    subscriptions: tuple[Subscription, ...]
+    incidents: tuple[Incident, ...]
+
+    def order(self, order_id: str) -> Order | None:
+        return next((o for o in self.orders if o.order_id == order_id), None)
+
+    def payments_for(self, order_id: str) -> tuple[Payment, ...]:
+        return tuple(p for p in self.payments if p.order_id == order_id)
+
+    def refunds_for(self, order_id: str) -> tuple[Refund, ...]:
+        return tuple(r for r in self.refunds if r.order_id == order_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "account": _as_dict(self.account),
+            "orders": [_as_dict(o) for o in self.orders],
+            "payments": [_as_dict(p) for p in self.payments],
+            "refunds": [_as_dict(r) for r in self.refunds],
+            "subscriptions": [_as_dict(s) for s in self.subscriptions],
+            "incidents": [_as_dict(i) for i in self.incidents],
+        }
+
+
+def _as_dict(record: object) -> Any:
+    if isinstance(record, tuple):
+        return [_as_dict(r) for r in record]
+    if hasattr(record, "__dataclass_fields__"):
+        return {name: _as_dict(getattr(record, name)) for name in record.__dataclass_fields__}
+    return record
+
+
+def _day(days_ago: int) -> date:
+    return TODAY - timedelta(days=days_ago)
+
+
+def _iso(day: date) -> str:
+    return day.isoformat()
+
+
+def _cents(text: str) -> int:
+    return round(float(text) * 100)
+
+
+def _dollars(cents: int) -> float:
+    return round(cents / 100, 2)
+
+
+class _Builder:
+    """Draws the records of one scenario: the parts its hidden facts fix, then the rest."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.facts = scenario.facts_by_name
+        self.issues = {i.issue_id for i in scenario.intents}
+        self.rng = random.Random(scenario.record_seed)
+        self.card = self.facts.get("card_last_four") or f"{self.rng.randrange(0, 10000):04d}"
+        self.address = self._address()
+        self.orders: list[Order] = []
+        self.payments: list[Payment] = []
+        self.refunds: list[Refund] = []
+
+    def _id(self, prefix: str, digits: int = 6) -> str:
+        return f"{prefix}-{self.rng.randrange(10 ** (digits - 1), 10**digits)}"
+
+    def _address(self) -> str:
+        street, town = self.rng.choice(_STREETS), self.rng.choice(_TOWNS)
+        return f"{self.rng.randrange(1, 200)} {street}, {town}"
+
+    # --- the account -----------------------------------------------------------------------
+    def account(self) -> Account:
+        email = self.facts.get("account_email") or self._email()
+        first = _FIRST_NAMES.get(email.split(".", 1)[0], email.split(".", 1)[0].title())
+        device_model = self.facts.get("device_model") or self.rng.choice(("iPhone 15", "Pixel 8", "MacBook Air"))
+        app_version = self.facts.get("app_version", "")
+        recent = min(self.scenario.tenure_days, 3)
+        devices = (Device(device_model, app_version, _iso(_day(recent))),)
+        sign_ins = [SignIn(_iso(_day(recent)), device_model, self.rng.choice(_TOWNS), True)]
+        if "account_takeover" in self.issues:
+            # Someone else signed in from a device and a place the customer has never used.
+            stranger = SignIn(_iso(_day(0)), self.rng.choice(("Windows PC", "Linux laptop")), "unknown location", False)
+            sign_ins.insert(0, stranger)
+        two_factor = "app" if "two_factor_lost" in self.issues else self.rng.choice(("off", "app", "sms"))
+        if "account_takeover" in self.issues:
+            two_factor = "off"  # how the stranger got in with the password alone
+        locked = "account_locked" in self.issues
+        return Account(
+            customer_id=self._id("CUS", 7),
+            name=f"{first} {self.rng.choice(_SURNAMES)}",
+            email=email,
+            tier=self.scenario.tier,
+            created=_iso(_day(self.scenario.tenure_days)),
+            status="locked" if locked else "active",
+            identity_verified=False,
+            two_factor=two_factor,
+            address=self.address,
+            failed_sign_ins=_FAILED_SIGN_INS_TO_LOCK if locked else self.rng.randrange(0, 2),
+            devices=devices,
+            sign_ins=tuple(sign_ins),
+        )
+
+    def _email(self) -> str:
+        user = self.rng.choice(tuple(_FIRST_NAMES))
+        return f"{user}.{self.rng.randrange(10, 99)}@{self.rng.choice(('example.com', 'mail.test', 'corp.example'))}"
+
+    # --- orders, payments and refunds ----------------------------------------------------------
+    def owner(self, fact: str) -> str:
+        """The issue a fact belongs to: the first that lists it, as the world draws facts in that
+        order (a "charge date" is a subscription's renewal for a cancellation, the failed attempt
+        for a declined card, the order's payment otherwise)."""
+        return next((i.issue_id for i in self.scenario.intents if fact in (*i.required_facts, *i.extra_facts)), "")
+
+    def the_order_in_question(self) -> None:
+        """The order the customer's order id names, with its payments and refunds as its issues
+        describe them (delivered unless an issue says otherwise)."""
+        if "order_id" not in self.facts:
+            return
+        order_id = self.facts["order_id"]
+        product = self._product()
+        amount_is_the_orders = "amount" in self.facts and self.owner("amount") != "payment_failure"
+        charged = _cents(self.facts["amount"]) if amount_is_the_orders else self._price_of(product)
+        listed = charged
+        if "wrong_amount" in self.issues:
+            # Charged more than the listed price: the difference is what the customer asks back.
+            listed = charged - max(100, round(charged * self.rng.choice((0.1, 0.15, 0.2, 0.25))))
+        ids = [i.issue_id for i in self.scenario.intents]
+        status = next((_ORDER_STATUS_OF_ISSUE[i] for i in ids if i in _ORDER_STATUS_OF_ISSUE), "delivered")
+        if status == "processing" and "tracking_number" in self.facts:
+            status = "shipped"  # a change of address after the label was printed: the carrier must redirect it
+        paid_on = self.facts.get("charge_date", "") if self.owner("charge_date") not in _OWN_CHARGE_DATES else ""
+        placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
+        self.orders.append(self._order(order_id, product, listed, status, placed))
+        payment = Payment(
+            self._id("PAY"), order_id, self.card, _dollars(charged), paid_on or _iso(placed), "captured", ""
+        )
+        self.payments.append(payment)
+        if "double_charge" in self.issues:
+            self.payments.append(replace(payment, payment_id=self._id("PAY")))  # the same charge, captured twice
+        if status == "returned":
+            requested = _iso(_day(self.rng.randrange(2, 9)))
+            self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
+
+    def the_failed_payment(self) -> None:
+        """A declined card: a checkout left awaiting payment, its attempt declined for a reason."""
+        if "payment_failure" not in self.issues:
+            return
+        product = self._product()
+        amount = _cents(self.facts["amount"]) if self.owner("amount") == "payment_failure" else self._price_of(product)
+        tried = self.facts["charge_date"] if self.owner("charge_date") == "payment_failure" else _iso(TODAY)
+        order = self._order(self._id("ORD"), product, amount, "awaiting_payment", date.fromisoformat(tried))
+        self.orders.append(order)
+        reason = self.rng.choice(DECLINE_REASONS)
+        self.payments.append(
+            Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
+        )
+
+    def _product(self) -> str:
+        named = [p for p in self.scenario.products if p]
+        return named[0] if named else self.rng.choice(content.PRODUCTS)
+
+    def _price_of(self, product: str) -> int:
+        return round(_PRICE_CENTS[product] * self.rng.choice((0.9, 1.0, 1.1)))
+
+    def _placed(self, status: str) -> date:
+        recent = {"awaiting_payment": (0, 1), "processing": (0, 2), "shipped": (1, 3), "in_transit": (9, 16)}
+        low, high = recent.get(status, (12, 60))
+        # (as the customer's words time it, though a tenure drawn apart from them may be shorter:
+        # the world draws the tenure shown without regard to its facts' dates)
+        return _day(self.rng.randrange(low, high))
+
+    def _order(self, order_id: str, product: str, total_cents: int, status: str, placed: date) -> Order:
+        unit = _PRICE_CENTS[product]
+        quantity = max(1, min(20, round(total_cents / unit))) if total_cents > 2 * unit else 1
+        unit_cents, shipping = divmod(total_cents, quantity)
+        items = (LineItem(product, quantity, _dollars(unit_cents)),)
+        shipped = status not in ("awaiting_payment", "processing")
+        tracking = (self.facts.get("tracking_number") if order_id == self.facts.get("order_id") else None) or (
+            "1Z" + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(10))
+        )
+        carrier = self.rng.choice(CARRIERS) if shipped else ""
+        return Order(
+            order_id=order_id,
+            placed=_iso(placed),
+            items=items,
+            shipping=_dollars(shipping),
+            total=_dollars(total_cents),
+            status=status,
+            ship_to=self.address,
+            carrier=carrier,
+            tracking_number=tracking if shipped else "",
+            events=self._events(status, placed, carrier) if shipped else (),
+            invoice_number=self.facts.get("invoice_number") or f"INV-{placed.year}-{self.rng.randrange(10000, 99999)}",
+        )
+
+    def _events(self, status: str, placed: date, carrier: str) -> tuple[TrackingEvent, ...]:
+        events = [TrackingEvent(_iso(placed + timedelta(days=1)), "shipped", f"handed to {carrier}")]
+        if status == "shipped":
+            return tuple(events)
+        left = placed + timedelta(days=2)
+        events.append(TrackingEvent(_iso(left), "in_transit", "arrived at the sorting hub"))
+        if status == "in_transit":
+            if "delayed_delivery" in self.issues:
+                events.append(TrackingEvent(_iso(_day(1)), "delayed", "held at the sorting hub; new date in 2-3 days"))
+            # (lost: no scan since the hub, a week and more ago)
+        else:
+            delivered = min(left + timedelta(days=self.rng.randrange(1, 4)), TODAY)
+            events.append(TrackingEvent(_iso(delivered), "delivered", "left with the customer"))
+            if status == "returned":
+                events.append(
+                    TrackingEvent(_iso(min(delivered + timedelta(days=5), TODAY)), "returned", "back at the warehouse")
+                )
+        return tuple(events)
+
+    def past_orders(self) -> None:
+        """Earlier orders, delivered, paid, and now and then refunded: the history a real account has."""
+        oldest = min(self.scenario.tenure_days, 700)
+        for _ in range(self.rng.randrange(1, 4) if oldest > _PAST_ORDER_DAYS else 0):
+            product = self.rng.choice(content.PRODUCTS)
+            placed = _day(self.rng.randrange(_PAST_ORDER_DAYS, oldest))
+            order = self._order(self._id("ORD"), product, self._price_of(product), "delivered", placed)
+            if any(o.order_id == order.order_id for o in self.orders):
+                continue
+            self.orders.append(order)
+            self.payments.append(
+                Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed, "captured", "")
+            )
+            if self.rng.random() < 0.2:
+                issued = _iso(placed + timedelta(days=20))
+                self.refunds.append(Refund(self._id("REF"), order.order_id, order.total, "issued", issued, issued))
+
+    # --- subscriptions and incidents ----------------------------------------------------------
+    def subscriptions(self) -> tuple[Subscription, ...]:
+        if "subscription_cancel" not in self.issues and self.rng.random() < 0.6:
+            return ()
+        plan, price = self.rng.choice(_PLANS)
+        renews = _iso(TODAY + timedelta(days=self.rng.randrange(3, 28)))
+        subscription = Subscription(self._id("SUB"), plan, _dollars(price), "active", renews)
+        renewed = self.facts.get("charge_date") if self.owner("charge_date") == "subscription_cancel" else None
+        self.payments.append(
+            Payment(self._id("PAY"), "", self.card, subscription.price, renewed or _iso(_day(30)), "captured", "")
+        )
+        return (subscription,)
+
+    def incidents(self) -> tuple[Incident, ...]:
+        incidents = []
+        if "service_outage" in self.issues:
+            incidents.append(
+                Incident(
+                    self._id("INC", 5),
+                    "dashboard",
+                    "investigating",
+                    _iso(TODAY),
+                    "dashboard not loading for some customers",
+                )
+            )
+        if self.rng.random() < 0.3:
+            service = self.rng.choice(_SERVICES)
+            started = _iso(_day(self.rng.randrange(5, 40)))
+            incidents.append(Incident(self._id("INC", 5), service, "resolved", started, f"{service} slower than usual"))
+        return tuple(incidents)
+
+    def build(self) -> SystemOfRecord:
+        account = self.account()
+        self.the_order_in_question()
+        self.the_failed_payment()
+        self.past_orders()
+        subscriptions = self.subscriptions()
+        return SystemOfRecord(
+            account=account,
+            orders=tuple(self.orders),
+            payments=tuple(self.payments),
+            refunds=tuple(self.refunds),
+            subscriptions=subscriptions,
+            incidents=self.incidents(),
+        )
+
+
+def build_records(scenario: Scenario) -> SystemOfRecord:
+    """The system of record of `scenario`'s ticket (see the module's docstring)."""
+    return _Builder(scenario).build()
