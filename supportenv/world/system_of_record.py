@@ -208,20 +208,21 @@ class SystemOfRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "account": _as_dict(self.account),
-            "orders": [_as_dict(o) for o in self.orders],
-            "payments": [_as_dict(p) for p in self.payments],
-            "refunds": [_as_dict(r) for r in self.refunds],
-            "subscriptions": [_as_dict(s) for s in self.subscriptions],
-            "incidents": [_as_dict(i) for i in self.incidents],
+            "account": as_data(self.account),
+            "orders": [as_data(o) for o in self.orders],
+            "payments": [as_data(p) for p in self.payments],
+            "refunds": [as_data(r) for r in self.refunds],
+            "subscriptions": [as_data(s) for s in self.subscriptions],
+            "incidents": [as_data(i) for i in self.incidents],
         }
 
 
-def _as_dict(record: object) -> Any:
+def as_data(record: object) -> Any:
+    """A record (or a tuple of them) as JSON-able lists and dicts, field by field."""
     if isinstance(record, tuple):
-        return [_as_dict(r) for r in record]
+        return [as_data(r) for r in record]
     if hasattr(record, "__dataclass_fields__"):
-        return {name: _as_dict(getattr(record, name)) for name in record.__dataclass_fields__}
+        return {name: as_data(getattr(record, name)) for name in record.__dataclass_fields__}
     return record
 
 
