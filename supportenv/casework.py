@@ -2,8 +2,8 @@
 changes got there.
 
 Each issue whose remedy is a change to the records names it (`remedies`): a double charge is
-refunded the duplicate charge, an overcharge the difference, a refund request its amount; a
-refund above the tier's cap is escalated and nothing is refunded (`over_the_cap`), a lost parcel
+refunded the duplicate charge, an overcharge the difference, a refund request its amount (above
+the tier's cap it is escalated and nothing is refunded: `over_the_cap`), a lost parcel
 is reshipped, a change of address goes to the order, a cancellation cancels the active
 subscription, a locked account gets a password reset. Every other issue is answered, not
 changed: a refund already on its way, a declined card, an outage. `check_records` compares the
@@ -78,11 +78,19 @@ def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> t
     return None
 
 
+# Refunds of money charged beyond the order's listed total are returned whatever the cap (tools.issue_refund).
+_CORRECTIONS = ("double_charge", "wrong_amount")
+
+
+def _over_the_cap(scenario: Scenario, issue: str, amount: float) -> bool:
+    return issue not in _CORRECTIONS and amount > scenario.policy.refund_cap(scenario.tier) + MONEY_TOLERANCE
+
+
 def over_the_cap(scenario: Scenario) -> tuple[str, ...]:
     """The issues whose refund is above the tier's cap: escalated to a human, not refunded at the desk."""
-    cap, records = scenario.policy.refund_cap(scenario.tier), scenario.records
+    records = scenario.records
     wanted = ((i.issue_id, _refund_wanted(scenario, records, i.issue_id)) for i in scenario.intents)
-    return tuple(issue for issue, refund in wanted if refund and refund[1] > cap + MONEY_TOLERANCE)
+    return tuple(issue for issue, refund in wanted if refund and _over_the_cap(scenario, issue, refund[1]))
 
 
 def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy | None:
@@ -91,7 +99,7 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     order = records.order(order_id) if order_id else None
     refund = _refund_wanted(scenario, records, issue)
     if refund:
-        if refund[1] > scenario.policy.refund_cap(scenario.tier) + MONEY_TOLERANCE:
+        if _over_the_cap(scenario, issue, refund[1]):
             return None
         return Remedy(issue, "issue_refund", refund[0], _money(refund[1]))
     if issue == "lost_package" and order:

@@ -27,6 +27,7 @@ MAX_ARGUMENT_CHARS = 200
 # Facts the customer can give that, with the account email, prove who it is: something only the
 # account holder knows.
 IDENTITY_PROOFS = ("card_last_four", "order_id")
+MIN_REFUND, MAX_REFUND = 0.01, 1e7  # a refund is a whole number of cents, below any order's total
 LOST_AFTER_DAYS = 7  # a parcel with no scan for this long is lost, and may be reshipped
 
 
@@ -78,7 +79,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         2.0,
         "Refunds an amount of an order's captured "
         "payment to the original card. Needs the identity verified; at most what was captured and not yet "
-        "refunded, and at most the tier's refund cap (above it, escalate).",
+        "refunded. Money charged beyond the order's listed total (a duplicate charge, an overcharge) is "
+        "returned in full; any other refund is at most the tier's refund cap (above it, escalate).",
     ),
     ToolSpec(
         "update_address",
@@ -168,6 +170,8 @@ def validate(call: ToolCall) -> ToolCall:
     spec = TOOLS_BY_NAME.get(call.name)
     if spec is None:
         raise InvalidActionError(f"unknown tool {call.name!r}; expected one of {', '.join(TOOL_NAMES)}")
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in call.arguments):
+        raise InvalidActionError(f"{spec.name}'s arguments are names and string values")
     given = [key for key, _ in call.arguments]
     unknown = [key for key in given if key not in spec.arguments]
     if unknown or len(given) != len(set(given)):
@@ -183,8 +187,8 @@ def validate(call: ToolCall) -> ToolCall:
         except ValueError:
             given = call.argument("amount")
             raise InvalidActionError(f"issue_refund's amount must be a number, got {given!r}") from None
-        if not 0 < amount < 1e7:
-            raise InvalidActionError("issue_refund's amount must be above 0")
+        if not MIN_REFUND - 0.005 < amount < MAX_REFUND:  # NaN fails both
+            raise InvalidActionError(f"issue_refund's amount must be from ${MIN_REFUND:.2f} to ${MAX_REFUND:,.0f}")
     return call
 
 
@@ -211,12 +215,25 @@ class _View:
         if moved:
             data["ship_to"] = moved[-1].value
         data["payments"] = [as_data(p) for p in self.records.payments_for(order.order_id)]
-        data["refunds"] = [as_data(r) for r in self.records.refunds_for(order.order_id)] + [
-            {"refund_id": "new", "amount": float(c.value), "status": "pending", "requested": TODAY.isoformat()}
-            for c in self.desk.made("issue_refund", order.order_id)
-        ]
+        data["refunds"] = [as_data(r) for r in self.records.refunds_for(order.order_id)] + self.new_refunds(
+            order.order_id
+        )
         data["reshipped"] = bool(self.desk.made("reship_order", order.order_id))
         return data
+
+    def new_refunds(self, order_id: str = "") -> list[dict[str, Any]]:
+        """The refunds issued in this episode (of one order, if given), as the records show refunds."""
+        return [
+            {
+                "refund_id": "new",
+                "order_id": c.target,
+                "amount": float(c.value),
+                "status": "pending",
+                "requested": TODAY.isoformat(),
+                "issued": "",
+            }
+            for c in self.desk.made("issue_refund", order_id)
+        ]
 
     def account_data(self) -> dict[str, Any]:
         data = as_data(self.records.account)
@@ -267,7 +284,7 @@ def _look_up_payments(view: _View, call: ToolCall, said: dict[str, str]) -> tupl
     records = view.records
     data = {
         "payments": [as_data(p) for p in records.payments],
-        "refunds": [as_data(r) for r in records.refunds],
+        "refunds": [as_data(r) for r in records.refunds] + view.new_refunds(),
         "subscriptions": view.subscriptions_data(),
     }
     return _result(call, OK, f"{len(records.payments)} payments on the account.", data), view.desk
@@ -327,17 +344,22 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
     if amount > left + 0.005:
         why = f"only ${left:,.2f} of it is left to refund" if left > 0 else "it has nothing left to refund"
         return _result(call, REFUSED, f"Refused: ${amount:,.2f} is more than the order allows ({why})."), view.desk
+    # Money taken beyond the order's listed total (a duplicate charge, an overcharge) is an error,
+    # returned in full; the cap bounds only the rest.
+    overcharge = max(0.0, round(captured - order.total - refunded, 2))
     cap = view.refund_cap
-    if amount > cap + 0.005:
+    if amount - overcharge > cap + 0.005:
         tier = view.records.account.tier
-        message = f"Refused: ${amount:,.2f} is above the {tier} refund cap of ${cap:,.0f}; escalate it."
+        beyond = f" beyond the ${overcharge:,.2f} overcharged" if overcharge > 0 else ""
+        message = f"Refused: ${amount:,.2f}{beyond} is above the {tier} refund cap of ${cap:,.0f}; escalate it."
         return _result(call, REFUSED, message), view.desk
     card = view.records.payments_for(order.order_id)[0].card_last_four
     message = (
         f"Refunded ${amount:,.2f} of order {order.order_id} to the card ending {card}; "
         "it reaches the card in 3-5 business days."
     )
-    return _changed(view, call, order.order_id, f"{amount:.2f}", message, {"order": view.order_data(order)})
+    result, desk = _changed(view, call, order.order_id, f"{amount:.2f}", message, {})
+    return replace(result, data={"order": _View(view.records, desk, view.refund_cap).order_data(order)}), desk
 
 
 def _update_address(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
