@@ -323,6 +323,18 @@ def _needs_verified(view: _View, call: ToolCall) -> ToolResult | None:
     return _result(call, REFUSED, f"Refused: {call.name} needs the customer's identity verified first.")
 
 
+def _verified_order(view: _View, call: ToolCall) -> tuple[Order, None] | tuple[None, ToolResult]:
+    """The order a change names, or why the change stops: the customer is not verified (said
+    before whether the order exists, so an impostor learns nothing), or no such order."""
+    refused = _needs_verified(view, call)
+    order = view.order(call.argument("order_id"))
+    if refused is None and order is None:
+        return None, _result(call, NOT_FOUND, "No order has that id on this account.")
+    if refused or order is None:
+        return None, refused
+    return order, None
+
+
 def _changed(
     view: _View, call: ToolCall, target: str, value: str, message: str, data: dict[str, Any]
 ) -> tuple[ToolResult, Desk]:
@@ -331,12 +343,9 @@ def _changed(
 
 
 def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    refused = _needs_verified(view, call)
-    order = view.order(call.argument("order_id"))
-    if refused is None and order is None:
-        return _result(call, NOT_FOUND, "No order has that id on this account."), view.desk
-    if refused:
-        return refused, view.desk
+    order, stop = _verified_order(view, call)
+    if stop:
+        return stop, view.desk
     amount = _amount(call)
     captured = sum(p.amount for p in view.records.payments_for(order.order_id) if p.status == "captured")
     refunded = sum(r.amount for r in view.records.refunds_for(order.order_id)) + view.desk.refunded(order.order_id)
@@ -363,12 +372,9 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
 
 
 def _update_address(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    refused = _needs_verified(view, call)
-    order = view.order(call.argument("order_id"))
-    if refused is None and order is None:
-        return _result(call, NOT_FOUND, "No order has that id on this account."), view.desk
-    if refused:
-        return refused, view.desk
+    order, stop = _verified_order(view, call)
+    if stop:
+        return stop, view.desk
     if order.status not in ("processing", "shipped", "in_transit"):
         message = f"Refused: order {order.order_id} is {order.status}; its address can no longer change."
         return _result(call, REFUSED, message), view.desk
@@ -399,12 +405,9 @@ def _send_password_reset(view: _View, call: ToolCall, said: dict[str, str]) -> t
 
 
 def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    refused = _needs_verified(view, call)
-    order = view.order(call.argument("order_id"))
-    if refused is None and order is None:
-        return _result(call, NOT_FOUND, "No order has that id on this account."), view.desk
-    if refused:
-        return refused, view.desk
+    order, stop = _verified_order(view, call)
+    if stop:
+        return stop, view.desk
     if view.desk.made("reship_order", order.order_id):
         return _result(call, REFUSED, f"Refused: order {order.order_id} was already reshipped."), view.desk
     if view.records.refunds_for(order.order_id) or view.desk.made("issue_refund", order.order_id):
