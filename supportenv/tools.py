@@ -13,11 +13,10 @@ value, and a call never changes either in place.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import date
 from typing import Any
 
 from supportenv.errors import InvalidActionError
-from supportenv.world.system_of_record import TODAY, Order, SystemOfRecord, as_data
+from supportenv.world.system_of_record import TODAY, Order, SystemOfRecord, as_data, days_before_today
 
 LOOK_UP, CHANGE = "look_up", "change"
 # What a tool call can end as: done (or found), nothing matches, or policy forbids it as asked.
@@ -413,7 +412,7 @@ def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
     if view.records.refunds_for(order.order_id) or view.desk.made("issue_refund", order.order_id):
         return _result(call, REFUSED, f"Refused: order {order.order_id} was refunded."), view.desk
     last_scan = order.events[-1].when if order.events else order.placed
-    lost = order.status == "in_transit" and (TODAY - date.fromisoformat(last_scan)).days >= LOST_AFTER_DAYS
+    lost = order.status == "in_transit" and days_before_today(last_scan) >= LOST_AFTER_DAYS
     if order.status != "delivered" and not lost:
         message = f"Refused: order {order.order_id} is {order.status}, not delivered or lost."
         return _result(call, REFUSED, message), view.desk

@@ -226,6 +226,11 @@ def as_data(record: object) -> Any:
     return record
 
 
+def days_before_today(iso_day: str) -> int:
+    """How many days before the world's `TODAY` an ISO date is (so callers need no date arithmetic)."""
+    return (TODAY - date.fromisoformat(iso_day)).days
+
+
 def _day(days_ago: int) -> date:
     return TODAY - timedelta(days=days_ago)
 
