@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from supportenv.tools import Change, Desk, ToolCall, tool_call
+from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
 from supportenv.world.system_of_record import SystemOfRecord
 
 # The changes that need the customer's identity verified first (tools.use_tool refuses them
 # before); a password reset goes to the email on file, so it needs none.
-NEEDS_VERIFICATION = ("issue_refund", "update_address", "cancel_subscription", "reship_order")
+NEEDS_VERIFICATION = tuple(t.name for t in TOOLS if t.needs_verification)
 MONEY_TOLERANCE = 0.005  # refund amounts are compared to the cent
 
 
@@ -47,14 +47,9 @@ class Remedy:
 
     def call(self) -> ToolCall:
         """The tool call that makes this change."""
-        argument = {
-            "issue_refund": lambda: {"order_id": self.target, "amount": self.value},
-            "update_address": lambda: {"order_id": self.target, "new_address": self.value},
-            "cancel_subscription": lambda: {"subscription_id": self.target},
-            "send_password_reset": lambda: {"account_email": self.target},
-            "reship_order": lambda: {"order_id": self.target},
-        }[self.tool]()
-        return tool_call(self.tool, **argument)
+        # Every change tool takes the record it changes first, and the value it sets (if any) second.
+        arguments = TOOLS_BY_NAME[self.tool].arguments
+        return tool_call(self.tool, **dict(zip(arguments, (self.target, self.value), strict=False)))
 
 
 def _money(value: float) -> str:

@@ -37,6 +37,7 @@ class ToolSpec:
     arguments: tuple[str, ...]
     cost: float  # in the grade's efficiency, as the other actions' costs
     description: str  # for the prompt and the tool schemas
+    needs_verification: bool = False  # refused until verify_identity has verified the customer
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -80,6 +81,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "payment to the original card. Needs the identity verified; at most what was captured and not yet "
         "refunded. Money charged beyond the order's listed total (a duplicate charge, an overcharge) is "
         "returned in full; any other refund is at most the tier's refund cap (above it, escalate).",
+        needs_verification=True,
     ),
     ToolSpec(
         "update_address",
@@ -88,6 +90,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         2.0,
         "Ships an order to a new address (before "
         "delivery: an order on its way is redirected). Needs the identity verified.",
+        needs_verification=True,
     ),
     ToolSpec(
         "cancel_subscription",
@@ -95,6 +98,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ("subscription_id",),
         2.0,
         "Cancels an active subscription: no further renewals. Needs the identity verified.",
+        needs_verification=True,
     ),
     ToolSpec(
         "send_password_reset",
@@ -111,6 +115,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Sends the order's items again: for a wrong or damaged "
         f"item delivered, or a parcel with no scan for {LOST_AFTER_DAYS} days. Needs the identity verified; "
         "once per order, and not after a refund of it.",
+        needs_verification=True,
     ),
 )
 TOOLS_BY_NAME = {t.name: t for t in TOOLS}
@@ -255,9 +260,12 @@ def use_tool(
     """Run `call` on the records as `desk` left them. `said` is what the customer has given in
     the conversation (fact name -> value), which verification checks against the records;
     `refund_cap` is the policy's cap for the customer's tier."""
-    view = _View(records, desk, refund_cap)
-    handler = _HANDLERS[validate(call).name]
-    return handler(view, call, said)
+    spec = TOOLS_BY_NAME[validate(call).name]
+    if spec.needs_verification and not desk.verified:
+        # Before any look-up of what the call names, so that an impostor learns nothing of the records.
+        message = f"Refused: {call.name} needs the customer's identity verified first."
+        return _result(call, REFUSED, message), desk
+    return _HANDLERS[spec.name](_View(records, desk, refund_cap), call, said)
 
 
 def _result(call: ToolCall, status: str, message: str, data: dict[str, Any] | None = None) -> ToolResult:
@@ -316,21 +324,11 @@ def _verify_identity(view: _View, call: ToolCall, said: dict[str, str]) -> tuple
     return _result(call, OK, "The customer is verified.", {"identity_verified": True}), desk
 
 
-def _needs_verified(view: _View, call: ToolCall) -> ToolResult | None:
-    if view.desk.verified:
-        return None
-    return _result(call, REFUSED, f"Refused: {call.name} needs the customer's identity verified first.")
-
-
-def _verified_order(view: _View, call: ToolCall) -> tuple[Order, None] | tuple[None, ToolResult]:
-    """The order a change names, or why the change stops: the customer is not verified (said
-    before whether the order exists, so an impostor learns nothing), or no such order."""
-    refused = _needs_verified(view, call)
+def _named_order(view: _View, call: ToolCall) -> tuple[Order, None] | tuple[None, ToolResult]:
+    """The order a change names, or the result saying no such order is on the account."""
     order = view.order(call.argument("order_id"))
-    if refused is None and order is None:
+    if order is None:
         return None, _result(call, NOT_FOUND, "No order has that id on this account.")
-    if refused or order is None:
-        return None, refused
     return order, None
 
 
@@ -342,7 +340,7 @@ def _changed(
 
 
 def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _verified_order(view, call)
+    order, stop = _named_order(view, call)
     if stop:
         return stop, view.desk
     amount = _amount(call)
@@ -371,7 +369,7 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
 
 
 def _update_address(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _verified_order(view, call)
+    order, stop = _named_order(view, call)
     if stop:
         return stop, view.desk
     if order.status not in ("processing", "shipped", "in_transit"):
@@ -383,13 +381,10 @@ def _update_address(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[
 
 
 def _cancel_subscription(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    refused = _needs_verified(view, call)
     wanted = call.argument("subscription_id").strip().upper()
     subscription = next((s for s in view.records.subscriptions if s.subscription_id == wanted), None)
-    if refused is None and subscription is None:
+    if subscription is None:
         return _result(call, NOT_FOUND, "No subscription has that id on this account."), view.desk
-    if refused:
-        return refused, view.desk
     if view.desk.made("cancel_subscription", wanted) or subscription.status != "active":
         return _result(call, REFUSED, f"Refused: subscription {wanted} is already cancelled."), view.desk
     message = f"Cancelled {subscription.plan} ({wanted}): no further renewals will be billed."
@@ -404,7 +399,7 @@ def _send_password_reset(view: _View, call: ToolCall, said: dict[str, str]) -> t
 
 
 def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _verified_order(view, call)
+    order, stop = _named_order(view, call)
     if stop:
         return stop, view.desk
     if view.desk.made("reship_order", order.order_id):
