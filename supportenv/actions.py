@@ -1,26 +1,30 @@
-"""The eight actions, as one flat immutable record, with validation and parsing.
+"""The eight actions of the source designs and the tool call, as one flat immutable record,
+with validation and parsing.
 
 Users may pass an `Action`, a bare kind string ("classify_issue", as in the first
-source design) or a dict such as {"action_type": "assign_department", "department": "billing"}.
+source design) or a dict such as {"action_type": "assign_department", "department": "billing"}
+or {"action_type": "use_tool", "tool": "look_up_order", "arguments": {"order_id": "ORD-123456"}}.
+A tool call (`use_tool`, see supportenv.tools) is an action only the tasks that list it allow.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from supportenv.catalog import ARTICLES_BY_ID, CATEGORIES, DEPARTMENTS, ISSUE_TYPE_IDS, PRIORITIES, REQUESTABLE_FIELDS
-from supportenv.errors import InvalidActionError
-
-ACTION_KINDS = (
-    "classify_issue",
-    "ask_for_more_info",
-    "respond_with_solution",
-    "suggest_knowledge_base",
-    "assign_department",
-    "escalate_to_human",
-    "request_callback",
-    "mark_resolved",
+from supportenv.catalog import (
+    ACTION_KINDS,
+    ARTICLES_BY_ID,
+    CATEGORIES,
+    DEPARTMENTS,
+    ISSUE_TYPE_IDS,
+    PRIORITIES,
+    REQUESTABLE_FIELDS,
+    TOOL_KIND,
 )
+from supportenv.errors import InvalidActionError
+from supportenv.tools import ToolCall
+from supportenv.tools import validate as validate_tool_call
+
 # Not an agent's choice but a parse failure (an LLM's unreadable output), applied as a penalised step.
 INVALID_KIND = "invalid_action"
 MAX_TEXT_CHARS = 4000
@@ -42,6 +46,8 @@ class Action(NamedTuple):
     article_id: str = ""
     department: str = ""
     error: str = ""  # invalid_action only: why the raw output did not parse
+    tool: str = ""  # use_tool only: the tool's name
+    arguments: tuple[tuple[str, str], ...] = ()  # use_tool only: (argument, value) pairs, in the tool's order
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -51,6 +57,9 @@ class Action(NamedTuple):
                 out[name] = value
         if self.fields:
             out["fields"] = list(self.fields)
+        if self.tool:
+            out["tool"] = self.tool
+            out["arguments"] = dict(self.arguments)
         return out
 
     @classmethod
@@ -65,13 +74,20 @@ class Action(NamedTuple):
             article_id=data.get("article_id", ""),
             department=data.get("department", ""),
             error=data.get("error", ""),
+            tool=data.get("tool", ""),
+            arguments=tuple((str(k), str(v)) for k, v in dict(data.get("arguments", {})).items()),
         )
 
     def label(self) -> str:
         """Compact one-token description for logs, e.g. classify_issue(billing,high)."""
+        if self.kind == TOOL_KIND:
+            return self.tool_call().label()
         params = [p for p in (self.category, self.issue_type, self.priority, self.department, self.article_id) if p]
         params.extend(self.fields)
         return f"{self.kind}({','.join(params)})" if params else self.kind
+
+    def tool_call(self) -> ToolCall:
+        return ToolCall(self.tool, self.arguments)
 
 
 def classify(category: str, priority: str = "", issue_type: str = "") -> Action:
@@ -106,12 +122,16 @@ def resolve(summary: str = "") -> Action:
     return Action("mark_resolved", text=summary)
 
 
+def use_tool(tool: str, **arguments: str) -> Action:
+    return Action(TOOL_KIND, tool=tool, arguments=tuple((k, str(v)) for k, v in arguments.items()))
+
+
 def invalid(raw: str, error: str) -> Action:
     """Stand-in for output that did not parse; truncated so it always validates."""
     return Action(INVALID_KIND, text=raw[:MAX_TEXT_CHARS], error=error[:MAX_TEXT_CHARS])
 
 
-_KINDS = frozenset((*ACTION_KINDS, INVALID_KIND))
+_KINDS = frozenset((*ACTION_KINDS, TOOL_KIND, INVALID_KIND))
 _OPTIONAL_PRIORITIES = frozenset(("", *PRIORITIES))
 _OPTIONAL_ISSUE_TYPES = frozenset(("", *ISSUE_TYPE_IDS))
 
@@ -120,7 +140,9 @@ def validate(action: Action) -> Action:
     """Raise InvalidActionError with a clear message unless the action is well formed."""
     kind = action.kind
     if kind not in _KINDS:
-        raise InvalidActionError(f"unknown action kind {kind!r}; expected one of {', '.join(ACTION_KINDS)}")
+        raise InvalidActionError(
+            f"unknown action kind {kind!r}; expected one of {', '.join((*ACTION_KINDS, TOOL_KIND))}"
+        )
     if len(action.text) > MAX_TEXT_CHARS:
         raise InvalidActionError(f"text is {len(action.text)} characters; the limit is {MAX_TEXT_CHARS}")
     if len(action.error) > MAX_TEXT_CHARS:
@@ -152,6 +174,10 @@ def validate(action: Action) -> Action:
             raise InvalidActionError("suggest_knowledge_base needs an article_id")
     elif kind == "assign_department" and action.department not in DEPARTMENTS:
         raise InvalidActionError(f"assign_department needs a department, one of {', '.join(DEPARTMENTS)}")
+    elif kind == TOOL_KIND:
+        validate_tool_call(action.tool_call())
+    if (action.tool or action.arguments) and kind != TOOL_KIND:
+        raise InvalidActionError(f"only {TOOL_KIND} takes a tool and arguments, not {kind}")
     return action
 
 
@@ -175,6 +201,9 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
         fields = data.get("fields", ())
         if isinstance(fields, str):
             fields = (fields,)
+        arguments = data.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise InvalidActionError(f"'arguments' must be a dict, not {type(arguments).__name__}")
         try:
             action = Action(
                 kind=_KIND_ALIASES.get(kind, kind),
@@ -185,6 +214,8 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
                 text=str(text),
                 article_id=str(data.get("article_id", "")),
                 department=str(data.get("department", "")),
+                tool=str(data.get("tool", "")),
+                arguments=tuple((str(k), str(v)) for k, v in arguments.items()),
             )
         except (TypeError, ValueError) as exc:  # e.g. fields that are not a list, an int too long for str()
             raise InvalidActionError(f"bad action parameters: {exc}") from exc

@@ -22,6 +22,19 @@ SENTIMENT_LABELS = ("angry", "frustrated", "neutral", "satisfied")
 PERSONAS = ("terse", "verbose", "angry", "polite", "confused")
 ESCALATION_RULES = ("never", "always", "over_refund_cap", "enterprise")
 
+# The eight actions of the source designs (supportenv.actions builds and checks them).
+ACTION_KINDS = (
+    "classify_issue",
+    "ask_for_more_info",
+    "respond_with_solution",
+    "suggest_knowledge_base",
+    "assign_department",
+    "escalate_to_human",
+    "request_callback",
+    "mark_resolved",
+)
+# A call of one of the help desk's tools (supportenv.tools): allowed only by the tasks that list it.
+TOOL_KIND = "use_tool"
 # Dollars charged per paid action (second source design).
 ACTION_COSTS = {
     "suggest_knowledge_base": 1.0,
@@ -193,6 +206,53 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "one for an issue already answered or handed over adds cost and no help.",
         'Be polite, in words the customer can read (thanks, an apology, please, "I understand", "happy to '
         'help", "glad to", "of course", "let me know", ...); never blame the customer.',
+    )
+
+
+# The expert task's tickets are about something the system of record holds: a change it needs
+# (supportenv.casework) or a state it bears out (a refund on its way, a declined card, a late parcel).
+RECORD_ISSUES = (
+    "double_charge",
+    "wrong_amount",
+    "refund_request",
+    "lost_package",
+    "address_change",
+    "subscription_cancel",
+    "account_locked",
+    "refund_status",
+    "payment_failure",
+    "delayed_delivery",
+)
+# Those whose change needs the customer verified first (a password reset goes to the email on file).
+VERIFIED_CHANGE_ISSUES = (
+    "double_charge",
+    "wrong_amount",
+    "refund_request",
+    "lost_package",
+    "address_change",
+    "subscription_cancel",
+)
+DESK_REFUND_DAYS = "3-5 business days"  # how long a refund takes to reach the card
+
+
+def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
+    """The expert task's rules for working on the system of record (supportenv.tools and
+    supportenv.casework enforce them), after the policy every task states."""
+    caps = ", ".join(f"{tier} ${cap:.0f}" for tier, cap in variant.refund_caps)
+    return (
+        "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look up "
+        "before you act, and tell the customer what the records show when it differs from what they think.",
+        "Verify the customer with verify_identity before any refund, address change, cancellation or reship: it "
+        "needs the account email and the order id or the card's last four digits, given by the customer in this "
+        "conversation (values you looked up do not prove who the customer is).",
+        "Make each change the case needs and no other: refund a duplicate charge or an overcharge (the money taken "
+        "beyond the order's listed total) in full; refund a refund request its amount when it is within the tier's "
+        f"cap ({caps}; above it, escalate and refund nothing); reship a parcel with no tracking scan for 7 days; "
+        "send an order not yet delivered to the new address; cancel the subscription the customer asks to end; "
+        "send a password reset to a locked account.",
+        "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
+        f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
+        "link in words. When policy forbids what they ask, tell them why.",
     )
 
 

@@ -1908,6 +1908,12 @@ REACTIONS = {
         "Do you need my {fact} for {issue}? I'm happy to give it.",
         "Should I send you my {fact} for {issue}?",
     ),
+    # (expert task: told that a change was made that the records do not show yet)
+    "not_done_yet": (
+        "You say that's done, but I don't see anything on my account for {issue} yet. Has it actually gone through?",
+        "Has {issue} really been dealt with? Nothing has changed on my side.",
+        "Is that actually done for {issue}? My account still looks the same.",
+    ),
     # (To an answer off the topic or one that names it but says nothing: "it's all sorted now".)
     "unhelpful": (
         "That doesn't tell me what happens with {issue}.",

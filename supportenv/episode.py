@@ -10,14 +10,14 @@ their keys in `supportenv.replay`; grading happens afterwards, on the finished t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from dataclasses import asdict, dataclass, field, fields
+from functools import cache, lru_cache
 from typing import Any
 
-from supportenv import customer
-from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
+from supportenv import casework, customer
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
 from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
-from supportenv.errors import EpisodeFinishedError
+from supportenv.errors import EpisodeFinishedError, InvalidActionError
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
 from supportenv.rewards import reward
@@ -29,7 +29,9 @@ from supportenv.solutions import (
     waits_for_a_fact,
     without_fact_questions,
 )
+from supportenv.tasks import get_task
 from supportenv.text import is_polite, is_rude, judge, verdict
+from supportenv.tools import CHANGE, OK, REFUSED, TOOLS_BY_NAME, Change, Desk, ToolResult, use_tool
 from supportenv.world import Scenario, tokenize
 
 
@@ -87,6 +89,16 @@ class EpisodeState:
     last_feedback: str = ""
     # The named parts of the last step's reward (rewards[-1]); empty before the first step.
     last_breakdown: tuple[tuple[str, float], ...] = ()
+    # The help desk's tools (tasks that allow use_tool): whether the customer was verified, the
+    # changes made to the records as (tool, target, value), and the last tool call's result.
+    verified: bool = False
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
+    tool_result: ToolResult | None = None
+    refused_changes: int = 0  # changes policy refused (tools.REFUSED)
+
+    @property
+    def desk(self) -> Desk:
+        return Desk(self.verified, tuple(Change(*c) for c in self.changes))
 
     @property
     def done(self) -> bool:
@@ -107,6 +119,8 @@ class EpisodeState:
         out["actions"] = [a.to_dict() for a in self.actions]
         out["history"] = [list(turn) for turn in self.history]
         out["last_breakdown"] = [list(part) for part in self.last_breakdown]
+        out["changes"] = [list(c) for c in self.changes]
+        out["tool_result"] = asdict(self.tool_result) if self.tool_result else None
         return out
 
     @classmethod
@@ -115,6 +129,8 @@ class EpisodeState:
         data["actions"] = [Action.from_dict(a) for a in data["actions"]]
         data["history"] = [tuple(turn) for turn in data["history"]]
         data["last_breakdown"] = tuple([(name, value) for name, value in data.get("last_breakdown", ())])
+        data["changes"] = [tuple(c) for c in data.get("changes", ())]
+        data["tool_result"] = ToolResult(**data["tool_result"]) if data.get("tool_result") else None
         return cls(**data)
 
 
@@ -149,6 +165,9 @@ class Observation:
     # The last step's reward and its named parts (StepResult.reward and .breakdown of that step).
     last_reward: float
     last_reward_breakdown: tuple[tuple[str, float], ...]
+    # What the last step's tool call returned (tasks that allow use_tool); None after any other action.
+    tool_result: ToolResult | None = None
+    allowed_actions: tuple[str, ...] = ()  # the action kinds the task takes
 
 
 @dataclass(frozen=True)
@@ -289,6 +308,8 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "last_action_feedback": state.last_feedback,
             "last_reward": state.last_reward,
             "last_reward_breakdown": state.last_breakdown,
+            "tool_result": state.tool_result,
+            "allowed_actions": brief.allowed_actions,
         },
     )
 
@@ -352,10 +373,14 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         why = "terminated (ticket marked resolved)" if state.terminated else "truncated"
         raise EpisodeFinishedError(f"episode {state.episode_id} already ended at step {state.step}: {why}; call Reset")
     kind = action.kind
+    if kind not in _allowed_kinds(state.task_id):
+        allowed = ", ".join(get_task(state.task_id).allowed_actions)
+        raise InvalidActionError(f"task {state.task_id} does not take {kind}; its actions: {allowed}")
     earlier_same = state.actions.count(action)
     state.step += 1
     state.actions.append(action)
     turn = _Turn()
+    state.tool_result = None
     reply = _HANDLERS[kind](scenario, state, action, turn)
     if state.task_id == "issue_classification" and kind in _OFF_TRIAGE:
         # The triage task's one objective: its step rewards pay for nothing its grade does not.
@@ -388,6 +413,11 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     state.last_feedback = "; ".join(turn.notes)
     state.last_breakdown = tuple(parts)
     return total, state.last_breakdown
+
+
+@cache  # one entry per task
+def _allowed_kinds(task_id: str) -> frozenset[str]:
+    return frozenset((*get_task(task_id).allowed_actions, INVALID_KIND))
 
 
 def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
@@ -1274,6 +1304,51 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
 
 
+def said_facts(scenario: Scenario, state: EpisodeState) -> dict[str, str]:
+    """What the customer has given in the conversation: fact name -> value."""
+    facts = scenario.facts_by_name
+    return {name: facts[name] for name in state.revealed if facts.get(name)}
+
+
+def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    """A call of one of the help desk's tools: it looks up or changes the records; the customer
+    sees none of it (only what the agent then tells them)."""
+    call = action.tool_call()
+    spec = TOOLS_BY_NAME[call.name]
+    before = state.desk
+    result, desk = use_tool(
+        scenario.records, before, call, said_facts(scenario, state), scenario.policy.refund_cap(scenario.tier)
+    )
+    state.tool_result = result
+    state.cost += spec.cost
+    state.history.append(("system", f"Tool {call.label()}: {result.status}: {result.message}", state.step))
+    made = desk.changes[len(before.changes) :]
+    state.changes.extend((c.tool, c.target, c.value) for c in made)
+    if result.status == REFUSED:
+        if spec.kind == CHANGE:
+            state.refused_changes += 1
+        turn.add("tool_refused")
+        turn.notes.append(result.message)
+    elif result.status != OK:
+        turn.add("tool_not_found")
+        turn.notes.append(result.message)
+    elif call.name == "verify_identity":
+        first = desk.verified and not before.verified
+        state.verified = desk.verified
+        needed = any(r.tool in casework.NEEDS_VERIFICATION for r in casework.remedies(scenario))
+        turn.add("identity_verified" if first and needed else "tool_used")
+    elif made:
+        wanted = casework.check_records(scenario, desk).done
+        if len(wanted) > len(casework.check_records(scenario, before).done):
+            turn.add("change_needed")
+        else:
+            turn.add("change_unwanted")
+            turn.notes.append(f"{call.label()} is no change this case needs")
+    else:
+        turn.add("tool_used")
+    return ""
+
+
 def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     state.history.append(("system", f"The agent's output could not be used: {action.error}", state.step))
     turn.add("invalid_action")
@@ -1294,5 +1369,6 @@ _HANDLERS = {
     "escalate_to_human": _escalate,
     "request_callback": _callback,
     "mark_resolved": _resolve,
+    TOOL_KIND: _use_tool,
     INVALID_KIND: _invalid,
 }

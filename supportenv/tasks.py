@@ -1,9 +1,14 @@
-"""The three tasks: what the agent is asked to do, its budget, weight and pass mark."""
+"""The tasks: what the agent is asked to do, its budget, weight and pass mark.
+
+`TASKS` are the three of the source designs, whose weights (0.2/0.3/0.5) make the weighted
+score; `EXPERT_TASKS` work the ticket against its system of record with the help desk's tools
+and are reported apart (and in the extended score). `get_task` knows them all."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from supportenv.catalog import ACTION_KINDS, TOOL_KIND
 from supportenv.errors import UnknownTaskError
 
 
@@ -19,6 +24,9 @@ class Task:
     weight: float
     # Grader components and their weights (sum to 1).
     components: tuple[tuple[str, float], ...]
+    # The action kinds the task takes (an unreadable output, invalid_action, is always taken as a
+    # penalised step); the tool call (catalog.TOOL_KIND) only where listed.
+    allowed_actions: tuple[str, ...] = ACTION_KINDS
 
 
 TASKS: tuple[Task, ...] = (
@@ -86,12 +94,43 @@ TASKS: tuple[Task, ...] = (
         ),
     ),
 )
-TASKS_BY_ID = {t.task_id: t for t in TASKS}
-TASK_IDS = tuple(TASKS_BY_ID)
+EXPERT_TASK_ID = "expert_resolution"
+EXPERT_TASKS: tuple[Task, ...] = (
+    Task(
+        task_id=EXPERT_TASK_ID,
+        name="Expert resolution",
+        difficulty="expert",
+        description=(
+            "Work the ticket against the customer's records with the help desk's tools: look up what the records "
+            "say, verify the customer, make the changes policy allows, tell the customer what was done, resolve."
+        ),
+        instructions=(
+            "Resolve the ticket end to end against the system of record: classify it, ask the customer for what "
+            "you need, look up the account, orders, payments or service status with use_tool, verify the customer "
+            "before any change, make each change the case needs and no other (the records decide, not the claim), "
+            "then tell the customer what was done (the amount and when it arrives) or why not, escalate what "
+            "policy requires, and mark_resolved."
+        ),
+        max_steps=16,
+        pass_threshold=0.7,
+        weight=0.0,  # reported apart from the weighted score of the source designs' three tasks
+        components=(
+            ("records", 0.35),
+            ("communication", 0.25),
+            ("policy_compliance", 0.2),
+            ("efficiency", 0.2),
+        ),
+        allowed_actions=(*ACTION_KINDS, TOOL_KIND),
+    ),
+)
+ALL_TASKS = (*TASKS, *EXPERT_TASKS)
+TASKS_BY_ID = {t.task_id: t for t in ALL_TASKS}
+TASK_IDS = tuple(t.task_id for t in TASKS)  # the source designs' three, which the weighted score weighs
+ALL_TASK_IDS = tuple(TASKS_BY_ID)
 
 
 def get_task(task_id: str) -> Task:
     try:
         return TASKS_BY_ID[task_id]
     except KeyError:
-        raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(TASK_IDS)}") from None
+        raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(ALL_TASK_IDS)}") from None

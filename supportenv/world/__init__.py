@@ -39,14 +39,17 @@ from supportenv.catalog import (
     ISSUE_TYPES,
     ISSUE_TYPES_BY_ID,
     POLICY_VARIANTS,
+    RECORD_ISSUES,
     REQUESTABLE_FIELDS,
     TRAIN_TEMPLATES,
+    VERIFIED_CHANGE_ISSUES,
     IssueType,
     PolicyVariant,
+    desk_rules,
     policy_rules,
     ticket_priority,
 )
-from supportenv.tasks import get_task
+from supportenv.tasks import EXPERT_TASK_ID, get_task
 
 if TYPE_CHECKING:
     from supportenv.world.system_of_record import SystemOfRecord
@@ -157,6 +160,7 @@ class Briefing:
     policy: tuple[str, ...]
     task_instructions: str
     max_steps: int
+    allowed_actions: tuple[str, ...] = ()  # the action kinds the task takes
 
 
 @dataclass(frozen=True)
@@ -247,6 +251,7 @@ class Scenario:
             policy=self.policy_text,
             task_instructions=task.instructions,
             max_steps=task.max_steps,
+            allowed_actions=task.allowed_actions,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -466,6 +471,7 @@ _INTENT_COUNTS = {
     "issue_classification": {"regular": (1,), "premium": (1,), "enterprise": (1,)},
     "action_selection": {"regular": (2,), "premium": (2,), "enterprise": (2,)},
     "end_to_end_resolution": {"regular": (1, 2, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
+    EXPERT_TASK_ID: {"regular": (1, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
 }
 
 
@@ -494,6 +500,8 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
+        if task_id == EXPERT_TASK_ID and not chosen and issue.issue_id not in RECORD_ISSUES:
+            continue  # the expert task's ticket is about something the records hold
         if not chosen and issue.issue_id in content.ALWAYS_PRESSING and rng.random() < 0.5:
             # Rarer than most first issues: with two impacts instead of four, the ones a fixed
             # triage guess would hit most often.
@@ -654,14 +662,42 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
+def _needs_verifying(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant) -> bool:
+    """Whether the expert task's case needs a change only a verified customer may have."""
+    return any(i.issue_id in VERIFIED_CHANGE_ISSUES and not needs_escalation(i, tier, facts, policy) for i in intents)
+
+
+def identity_proof(facts: dict[str, str]) -> str:
+    """The fact that, with the account email, verifies the customer: its order id, or else its card."""
+    return "order_id" if "order_id" in facts else "card_last_four"
+
+
+def _add_identity_proofs(
+    intents: tuple[IssueType, ...], facts: dict[str, str], tier: str, policy: PolicyVariant, rng: random.Random
+) -> None:
+    """The expert task's customer knows what proves who it is: its account email, and its order id or card."""
+    if not _needs_verifying(intents, tier, facts, policy):
+        return
+    for name in (IDENTITY_FACT, identity_proof(facts)):
+        if name not in facts:
+            facts[name] = _fact_value(name, intents[0], tier, policy, rng)
+
+
 def _expected(
-    intents: tuple[IssueType, ...], tier: str, impact: str, facts: dict[str, str], policy: PolicyVariant
+    intents: tuple[IssueType, ...],
+    tier: str,
+    impact: str,
+    facts: dict[str, str],
+    policy: PolicyVariant,
+    task_id: str = "",
 ) -> Expected:
     primary = intents[0]
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
     needed: list[str] = []
     for issue in intents:
         needed.extend(f for f in issue.required_facts if f not in needed)
+    if task_id == EXPERT_TASK_ID and _needs_verifying(intents, tier, facts, policy):
+        needed.extend(f for f in (IDENTITY_FACT, identity_proof(facts)) if f not in needed)
     return Expected(
         category=primary.category,
         issue_type=primary.issue_id,
@@ -699,6 +735,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
+    if task_id == EXPERT_TASK_ID:
+        _add_identity_proofs(intents, facts, tier, policy, rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
@@ -737,9 +775,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         opening_message=message,
         template_ids=template_ids,
         policy=policy,
-        policy_text=policy_rules(policy),
+        policy_text=policy_rules(policy) + (desk_rules(policy) if task_id == EXPERT_TASK_ID else ()),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
-        expected=_expected(intents, tier, impact, facts, policy),
+        expected=_expected(intents, tier, impact, facts, policy, task_id),
         products=products,
         # The records draw from a generator of their own, so that they change no other draw.
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
