@@ -299,3 +299,40 @@ def findings(scenario: Scenario) -> tuple[Finding, ...]:
 
 def finding_for(scenario: Scenario, issue: str) -> Finding | None:
     return next((f for f in findings(scenario) if f.issue == issue), None)
+
+
+# ---- what a message tells the customer was done ----
+
+_CLAIMS = {
+    "issue_refund": re.compile(
+        r"\b(?:I|we)(?:'ve| have)? (?:just )?(?:refunded|issued (?:a|the|your) refund|processed (?:a|the|your) refund)"
+        r"|\brefund (?:has been|was|is now) (?:issued|processed|made)\b",
+        re.IGNORECASE,
+    ),
+    "reship_order": re.compile(
+        r"\breshipped\b"
+        r"|\b(?:I|we)(?:'ve| have)? (?:sent|shipped|dispatched) (?:a replacement|it again|your order again)"
+        r"|\b(?:replacement|order) (?:is being|has been|was) (?:sent|shipped|reshipped|dispatched)(?: again)?\b",
+        re.IGNORECASE,
+    ),
+    "update_address": re.compile(
+        r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b"
+        r"|\b(?:address (?:has been|was|is now) (?:updated|changed))|\b(?:redirected|is being redirected)\b",
+        re.IGNORECASE,
+    ),
+    "cancel_subscription": re.compile(
+        r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b"
+        r"|\b(?:subscription|plan|membership) (?:has been|was|is now) cancell?ed\b",
+        re.IGNORECASE,
+    ),
+    "send_password_reset": re.compile(
+        r"\bsent (?:you )?(?:a|the) (?:password )?reset(?: link)?\b|\breset link (?:has been|was) sent\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def claimed_changes(text: str) -> tuple[str, ...]:
+    """The changes a message tells the customer were made ("I have refunded ...", "I've cancelled
+    your subscription"), by tool."""
+    return tuple(tool for tool, claim in _CLAIMS.items() if claim.search(text))

@@ -95,6 +95,7 @@ class EpisodeState:
     changes: list[tuple[str, str, str]] = field(default_factory=list)
     tool_result: ToolResult | None = None
     refused_changes: int = 0  # changes policy refused (tools.REFUSED)
+    changes_not_found: int = 0  # changes that named a record not on the account (tools.NOT_FOUND)
 
     @property
     def desk(self) -> Desk:
@@ -1365,6 +1366,8 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         turn.add("tool_refused")
         turn.notes.append(result.message)
     elif result.status != OK:
+        if spec.kind == CHANGE:
+            state.changes_not_found += 1
         turn.add("tool_not_found")
         turn.notes.append(result.message)
     elif call.name == "verify_identity":

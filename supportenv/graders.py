@@ -193,6 +193,7 @@ def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
         if not check.right:
             failed.append("records: " + "; ".join(_records_faults(check)))
         untold = [why for _, why in _communication_items(scenario, state) if why]
+        untold += [f"told the customer of a change never made: {tool}" for tool in _false_claims(state)]
         if untold:
             failed.append("communication: " + "; ".join(untold))
     if not state.terminated:
@@ -656,21 +657,50 @@ def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> t
     items = _communication_items(scenario, state)
     told = [issue for issue, why in items if not why]
     faults = [why for _, why in items if why]
+    false = _false_claims(state)
+    faults += [f"told the customer of a change never made: {tool}" for tool in false]
     why = f"{len(told)}/{len(items)} issues told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
-    return len(told) / len(items), why
+    return max(0.0, len(told) / len(items) - FALSE_CLAIM_COST * len(false)), why
+
+
+FALSE_CLAIM_COST = 0.5  # per kind of change the customer was told of that the records do not show
+
+
+def _false_claims(state: EpisodeState) -> list[str]:
+    """The changes the agent told the customer it made that it never made (by tool)."""
+    made = {c[0] for c in state.changes}
+    claimed = dict.fromkeys(t for _, text in _messages_by_step(state) for t in casework.claimed_changes(text))
+    return [tool for tool in claimed if tool not in made]
 
 
 def c_desk_policy(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
     """The rules kept, and each change attempted that policy refused (unverified, above the cap,
     more than the order allows, an order past the point of change)."""
     score, why = _policy_compliance(scenario, state, opt, ())
+    failed = state.refused_changes + state.changes_not_found
     if state.refused_changes:
         why += f"; {_count(state.refused_changes, 'change')} attempted that policy refused"
-        score = max(0.0, score - REFUSED_CHANGE_COST * state.refused_changes)
+    if state.changes_not_found:
+        why += f"; {_count(state.changes_not_found, 'change')} attempted on a record not on the account"
+    return max(0.0, score - FAILED_CHANGE_COST * failed), why
+
+
+FAILED_CHANGE_COST = 0.25  # per change attempted that policy refused or that named no record
+
+
+def c_triage(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """The ticket filed under its issue (category and issue type, first try), at the priority policy gives it."""
+    exp = scenario.expected
+    if (state.first_category, state.first_issue_type) == (exp.category, exp.issue_type):
+        score, why = 1.0, "right category and issue type on the first try"
+    elif (state.category, state.issue_type) == (exp.category, exp.issue_type):
+        score, why = 0.5, "right category and issue type after a correction"
+    else:
+        return 0.0, f"triaged as {state.issue_type or 'nothing'}, not {exp.issue_type}"
+    if state.priority != exp.priority:
+        score *= MISPRIORITISED
+        why += f"; priority {state.priority or 'never set'}, not the policy's {exp.priority} (x{MISPRIORITISED})"
     return score, why
-
-
-REFUSED_CHANGE_COST = 0.25  # per change attempted that policy refused, off policy compliance
 
 
 _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
@@ -696,6 +726,7 @@ COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
         "efficiency": c_efficiency,
     },
     EXPERT_TASK_ID: {
+        "triage": c_triage,
         "records": c_records,
         "communication": c_communication,
         "policy_compliance": c_desk_policy,
