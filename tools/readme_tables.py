@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from supportenv.rewards import REWARD_TABLE
-from supportenv.tasks import TASKS
+from supportenv.tasks import ALL_TASKS
 
 
 def task_rows() -> list[str]:
@@ -21,11 +21,10 @@ def task_rows() -> list[str]:
         "| task | difficulty | weight | max steps | pass mark | grader components (weight) |",
         "|---|---|---|---|---|---|",
     ]
-    for t in TASKS:
+    for t in ALL_TASKS:
         comps = ", ".join(f"{name} ({w:g})" for name, w in t.components)
-        rows.append(
-            f"| `{t.task_id}` | {t.difficulty} | {t.weight:g} | {t.max_steps} | {t.pass_threshold:g} | {comps} |"
-        )
+        weight = f"{t.weight:g}" if t.weight else "apart"  # the expert task is reported apart
+        rows.append(f"| `{t.task_id}` | {t.difficulty} | {weight} | {t.max_steps} | {t.pass_threshold:g} | {comps} |")
     return rows
 
 

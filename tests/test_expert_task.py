@@ -1,0 +1,184 @@
+"""The expert task: full marks are reachable, nothing that ignores the customer or the records
+scores, the rule baseline sits between, and each mistake is charged once, where it belongs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from baseline_agent.policies import EXPLOITS, make_policy
+from supportenv import casework, expert
+from supportenv.actions import Action, use_tool
+from supportenv.episode import observe, step
+from supportenv.errors import InvalidActionError
+from supportenv.graders import grade_state
+from supportenv.replay import new_episode
+from supportenv.tasks import EXPERT_TASK_ID, get_task
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = range(200)
+
+
+def play(policy_name: str, split: str, seed: int):
+    policy = make_policy(policy_name)
+    policy.begin(EXPERT_TASK_ID, split, seed)
+    scenario, state = new_episode(EXPERT_TASK_ID, split, seed)
+    obs = observe(scenario, state)
+    while not state.done:
+        obs = step(scenario, state, policy.act(obs)).observation
+    return scenario, state, grade_state(scenario, state)
+
+
+@pytest.fixture(scope="module")
+def board():
+    names = ("oracle", "rule", "random", *EXPLOITS)
+    return {name: [play(name, "test", seed)[2] for seed in SEEDS] for name in names}
+
+
+def mean(grades) -> float:
+    return sum(g.score for g in grades) / len(grades)
+
+
+def pass_rate(grades) -> float:
+    return sum(g.passed for g in grades) / len(grades)
+
+
+def test_the_oracle_reaches_full_marks(board):
+    assert mean(board["oracle"]) >= 0.98
+    assert pass_rate(board["oracle"]) == 1.0
+
+
+@pytest.mark.parametrize("policy", ("random", *EXPLOITS))
+def test_exploits_earn_nothing(board, policy):
+    assert mean(board[policy]) <= 0.15, policy
+    assert pass_rate(board[policy]) <= 0.02, policy
+
+
+def test_the_rule_baseline_sits_between(board):
+    rule = mean(board["rule"])
+    assert rule < 0.7
+    assert rule > max(mean(board[p]) for p in ("random", *EXPLOITS)) + 0.2
+
+
+def test_every_component_below_full_marks_says_why(board):
+    for grades in board.values():
+        for grade in grades:
+            assert [c.name for c in grade.components] == [n for n, _ in get_task(EXPERT_TASK_ID).components]
+            assert all(0.0 <= c.score <= 1.0 for c in grade.components)
+            assert all(c.detail for c in grade.components if c.score < 1.0)
+            assert grade.passed == (not grade.failed_gates and grade.score >= grade.pass_threshold)
+
+
+def _seed_with(issue: str, tool: str = "", split: str = "validation"):
+    """A validation ticket whose first issue is `issue` and (if given) whose remedy uses `tool`."""
+    for seed in range(400):
+        scenario, _ = new_episode(EXPERT_TASK_ID, split, seed)
+        remedy = casework.remedy_for(scenario, issue)
+        if scenario.intents[0].issue_id == issue and len(scenario.intents) == 1 and (not tool or remedy):
+            return seed
+    raise AssertionError(f"no {issue} ticket")
+
+
+def _oracle_until(scenario, state, stop) -> None:
+    """Play the expert until `stop(next_action)` holds (the action is not taken)."""
+    while not state.done:
+        action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+        if stop(action):
+            return
+        step(scenario, state, action)
+
+
+def test_telling_a_change_done_before_it_is_made_is_not_applied():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _seed_with("double_charge", "issue_refund"))
+    _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.tool == "issue_refund")
+    answer = Action("respond_with_solution", text="Sorry about that: we will refund the duplicate charge.")
+    result = step(scenario, state, answer)
+    assert "respond_before_change" in dict(result.breakdown)
+    assert "double_charge" not in state.solved_intents
+    assert "actually" in result.observation.customer_message.lower() or "?" in result.observation.customer_message
+
+
+def test_a_change_never_made_told_to_the_customer_fails_communication():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _seed_with("delayed_delivery"))
+    _oracle_until(scenario, state, lambda a: a.kind == "mark_resolved")
+    step(scenario, state, Action("respond_with_solution", text="Also, I have refunded your order in full."))
+    step(scenario, state, Action("mark_resolved", text="Done."))
+    grade = grade_state(scenario, state)
+    communication = next(c for c in grade.components if c.name == "communication")
+    assert communication.score < 1.0 and "never made: issue_refund" in communication.detail
+    assert not grade.passed and any(g.startswith("communication:") for g in grade.failed_gates)
+
+
+def test_what_the_records_show_must_be_told():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _seed_with("delayed_delivery"))
+    finding = casework.finding_for(scenario, "delayed_delivery")
+    assert finding and finding.kind == "date"
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    vague = Action("respond_with_solution", text="Sorry for the wait: the carrier will give a new delivery date soon.")
+    result = step(scenario, state, vague)
+    assert "told_partly" in dict(result.breakdown)
+    step(scenario, state, Action("mark_resolved", text="Done."))
+    grade = grade_state(scenario, state)
+    assert any(g.startswith("communication:") and "new delivery date" in g for g in grade.failed_gates)
+
+
+def test_a_refused_change_and_an_unwanted_one_are_each_charged_once():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _seed_with("double_charge", "issue_refund"))
+    remedy = casework.remedy_for(scenario, "double_charge")
+    # Before verification: refused, charged by policy compliance (the records are untouched).
+    step(scenario, state, use_tool("issue_refund", order_id=remedy.target, amount=remedy.value))
+    assert state.refused_changes == 1 and not state.changes
+    _oracle_until(scenario, state, lambda a: a.kind == "mark_resolved")
+    # A second refund of the same amount: made, and charged by the records.
+    step(scenario, state, use_tool("issue_refund", order_id=remedy.target, amount="1.00"))
+    step(scenario, state, Action("mark_resolved", text="Done."))
+    grade = {c.name: c for c in grade_state(scenario, state).components}
+    assert "policy refused" in grade["policy_compliance"].detail and grade["policy_compliance"].score < 1.0
+    assert "not needed: issue_refund" in grade["records"].detail and grade["records"].score < 1.0
+    assert grade["communication"].score == 1.0
+
+
+def test_tools_are_refused_on_the_tasks_that_do_not_take_them():
+    scenario, state = new_episode("end_to_end_resolution", "validation", 0)
+    with pytest.raises(InvalidActionError, match="does not take use_tool"):
+        step(scenario, state, use_tool("check_service_status"))
+    assert observe(scenario, state).allowed_actions == get_task("end_to_end_resolution").allowed_actions
+    assert "use_tool" in observe(*new_episode(EXPERT_TASK_ID, "validation", 0)).allowed_actions
+
+
+_PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})
+from tests.test_expert_task import play
+out = []
+for name in ("oracle", "rule", "every_tool"):
+    for seed in (0, 1, 2, 7):
+        scenario, state, grade = play(name, "test", seed)
+        details = [c.detail for c in grade.components]
+        out.append([name, seed, state.to_dict(), grade.score, details, list(grade.rewards)])
+print(json.dumps(out))
+"""
+
+
+def test_the_same_episode_in_another_process_gives_the_same_records_transcript_and_grade():
+    def run(hash_seed: str) -> list:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE.format(root=str(ROOT))],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=120,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    first, second = run("1"), run("2")
+    assert first == second
+    assert any(row[2]["changes"] for row in first), "some episode changed the records"
