@@ -90,7 +90,14 @@ def over_the_cap(scenario: Scenario) -> tuple[str, ...]:
     return tuple(issue for issue, refund in wanted if refund and _over_the_cap(scenario, issue, refund[1]))
 
 
+def _mistaken(scenario: Scenario, issue: str) -> bool:
+    """The issue is the claim of a judgement family: the records show nothing is to change."""
+    return bool(scenario.family) and issue == scenario.intents[0].issue_id
+
+
 def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy | None:
+    if _mistaken(scenario, issue):
+        return None
     facts = scenario.facts_by_name
     order_id = facts.get("order_id", "")
     order = records.order(order_id) if order_id else None
@@ -246,17 +253,34 @@ class Finding:
 
     issue: str
     what: str  # e.g. "the date the refund was requested (2026-11-25)"
-    kind: str  # "date" or "decline_reason"
+    kind: str  # "date", "decline_reason", "authorisation" or "place"
     value: str
 
     def told_in(self, text: str) -> bool:
         if self.kind == "date":
             return says_date(text, self.value)
+        if self.kind == "authorisation":
+            return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
+        if self.kind == "place":
+            return bool(re.search(_PLACE_WORDS[self.value], text, re.IGNORECASE))
         # The reason on record, and no other (a list of every reason tells the customer nothing).
         named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text)]
         return named == [self.value]
 
 
+_AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
+_DROPS_RE = re.compile(
+    r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
+    r"not (?:be )?(?:charged|taken)|is not a (?:second )?charge|isn't a (?:second )?charge)",
+    re.IGNORECASE,
+)
+_PLACE_WORDS = {
+    "the porch": r"\bporch\b",
+    "the side gate": r"\bside gate\b",
+    "a neighbour at number 12": r"\bneighbou?r\b",
+    "the parcel locker": r"\b(?:parcel )?locker\b",
+    "the reception desk": r"\breception\b",
+}
 _REASON_WORDS = {
     "expired_card": "the card has expired",
     "billing_address_mismatch": "the billing address does not match the card's",
@@ -269,7 +293,26 @@ def reason_words(reason: str) -> str:
     return _REASON_WORDS[reason]
 
 
+def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
+    """What the records show against the claim of a judgement family."""
+    order_id = scenario.facts_by_name.get("order_id", "")
+    order = records.order(order_id)
+    if scenario.family == "pending_authorisation":
+        what = "that the second charge is an authorisation that will drop off, not a charge"
+        return Finding(issue, what, "authorisation", "")
+    if scenario.family == "left_in_safe_place" and order and order.events:
+        place = order.events[-1].detail.split(": ", 1)[-1]
+        return Finding(issue, f"where the carrier left the parcel ({place})", "place", place)
+    if scenario.family == "refund_already_issued":
+        refund = next((r for r in records.refunds_for(order_id) if r.status == "issued"), None)
+        if refund:
+            return Finding(issue, f"the date the refund was issued ({refund.issued})", "date", refund.issued)
+    return None
+
+
 def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
+    if _mistaken(scenario, issue):
+        return _family_finding(scenario, records, issue)
     order_id = scenario.facts_by_name.get("order_id", "")
     order = records.order(order_id) if order_id else None
     if issue == "refund_status" and order:
@@ -303,36 +346,38 @@ def finding_for(scenario: Scenario, issue: str) -> Finding | None:
 
 # ---- what a message tells the customer was done ----
 
-_CLAIMS = {
-    "issue_refund": re.compile(
-        r"\b(?:I|we)(?:'ve| have)? (?:just )?(?:refunded|issued (?:a|the|your) refund|processed (?:a|the|your) refund)"
-        r"|\brefund (?:has been|was|is now) (?:issued|processed|made)\b",
-        re.IGNORECASE,
+# A sentence in the first person ("I have refunded ..., reshipped ... and cancelled ..."), or
+# "is now": a description of what the records held before ("your refund was issued on 26
+# November") is no claim of a change made.
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|we)(?:'ve| have| just|'ll have)\b|\b(?:I|we) (?:refunded|reshipped)\b", re.I)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
+_DONE_VERBS = {
+    "issue_refund": r"\brefunded\b|\b(?:issued|processed) (?:a|the|your) (?:full )?refund\b",
+    "reship_order": (
+        r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?(?:a replacement|it again|(?:your|the) order again)"
     ),
-    "reship_order": re.compile(
-        r"\breshipped\b"
-        r"|\b(?:I|we)(?:'ve| have)? (?:sent|shipped|dispatched) (?:a replacement|it again|your order again)"
-        r"|\b(?:replacement|order) (?:is being|has been|was) (?:sent|shipped|reshipped|dispatched)(?: again)?\b",
-        re.IGNORECASE,
-    ),
-    "update_address": re.compile(
-        r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b"
-        r"|\b(?:address (?:has been|was|is now) (?:updated|changed))|\b(?:redirected|is being redirected)\b",
-        re.IGNORECASE,
-    ),
-    "cancel_subscription": re.compile(
-        r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b"
-        r"|\b(?:subscription|plan|membership) (?:has been|was|is now) cancell?ed\b",
-        re.IGNORECASE,
-    ),
-    "send_password_reset": re.compile(
-        r"\bsent (?:you )?(?:a|the) (?:password )?reset(?: link)?\b|\breset link (?:has been|was) sent\b",
-        re.IGNORECASE,
-    ),
+    "update_address": r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b|\bredirected\b",
+    "cancel_subscription": r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b",
+    "send_password_reset": r"\bsent (?:you )?(?:a|the) (?:password )?reset\b",
 }
+_NOW_DONE = {
+    "issue_refund": r"\brefund is now (?:issued|processed|on its way)\b",
+    "update_address": r"\baddress is now (?:updated|changed)\b",
+    "cancel_subscription": r"\b(?:subscription|plan|membership) is now cancell?ed\b",
+}
+_CLAIMS = {tool: re.compile(verbs, re.IGNORECASE) for tool, verbs in _DONE_VERBS.items()}
+_NOW_CLAIMS = {tool: re.compile(words, re.IGNORECASE) for tool, words in _NOW_DONE.items()}
 
 
 def claimed_changes(text: str) -> tuple[str, ...]:
     """The changes a message tells the customer were made ("I have refunded ...", "I've cancelled
     your subscription"), by tool."""
-    return tuple(tool for tool, claim in _CLAIMS.items() if claim.search(text))
+    claimed: dict[str, None] = {}
+    for sentence in _SENTENCE_END_RE.split(text):
+        first_person = bool(_FIRST_PERSON_RE.search(sentence))
+        for tool, verbs in _CLAIMS.items():
+            if (first_person and verbs.search(sentence)) or (
+                tool in _NOW_CLAIMS and _NOW_CLAIMS[tool].search(sentence)
+            ):
+                claimed[tool] = None
+    return tuple(claimed)

@@ -232,6 +232,16 @@ VERIFIED_CHANGE_ISSUES = (
     "address_change",
     "subscription_cancel",
 )
+# The expert task's judgement families: the claim of the ticket's first issue, as the customer
+# makes it, disagrees with what the records show (a "double charge" that is one charge and an
+# authorisation that will drop; a "lost" parcel the carrier left in a safe place; a refund asked
+# for that was issued already). Nothing is to change: the customer is told what the records show.
+CLAIM_FAMILIES = {
+    "double_charge": "pending_authorisation",
+    "lost_package": "left_in_safe_place",
+    "refund_request": "refund_already_issued",
+}
+HELD_OUT_FAMILIES = ("refund_already_issued",)  # drawn only by the test split
 # Facts the desk needs beyond an issue's article to look its records up (the payments are found by the account email).
 DESK_FACTS = {"payment_failure": ("account_email",)}
 DESK_REFUND_DAYS = "3-5 business days"  # how long a refund takes to reach the card

@@ -1908,6 +1908,25 @@ REACTIONS = {
         "Do you need my {fact} for {issue}? I'm happy to give it.",
         "Should I send you my {fact} for {issue}?",
     ),
+    # (expert task, a judgement family: told what the records show against the claim, the customer
+    # pushes back once; the next explanation it accepts)
+    "pushback_pending_authorisation": (
+        "But my banking app shows two payments of the same amount. Are you sure I won't be charged twice?",
+        "I can see both amounts on my statement, though. Are you certain the second one won't go through?",
+    ),
+    "pushback_left_in_safe_place": (
+        "Really? Nobody told me it was left anywhere. Are you sure it was delivered?",
+        "I had no note about that at all. Are you certain that's where it was left?",
+    ),
+    "pushback_refund_already_issued": (
+        "I haven't seen any money come back, though. Are you sure the refund went through?",
+        "Nothing has shown up on my card yet. Are you certain it was refunded?",
+    ),
+    # (expert task, a judgement family: an answer that goes along with a claim the records contradict)
+    "claim_unchecked": (
+        "Hold on, has anyone actually checked my account? I'd like to know what you can see about {issue}.",
+        "Are you going by what I said, or have you looked at my account? What does it show about {issue}?",
+    ),
     # (expert task: told that a change was made that the records do not show yet)
     "not_done_yet": (
         "You say that's done, but I don't see anything on my account for {issue} yet. Has it actually gone through?",

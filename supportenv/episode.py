@@ -96,6 +96,7 @@ class EpisodeState:
     tool_result: ToolResult | None = None
     refused_changes: int = 0  # changes policy refused (tools.REFUSED)
     changes_not_found: int = 0  # changes that named a record not on the account (tools.NOT_FOUND)
+    pushed_back: bool = False  # a judgement family's customer pushed back on what the records show
 
     @property
     def desk(self) -> Desk:
@@ -672,6 +673,10 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.notes.append("classify the ticket before answering")
         return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words([exp.issue_type]))
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
+    if scenario.family and state.task_id == EXPERT_TASK_ID:
+        newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
+        if reply:
+            return _react(tone, scenario, state) if tone else reply
     if asking and newly:
         # An issue named only in the question that asks for its facts ("For the refund, could you send
         # the order id and the amount paid?") is what the question is about, not an early answer.
@@ -1319,6 +1324,36 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if read:  # the customer read the article it was sent, and it did not settle the issue
         return _react("premature_after_article", scenario, state, issue=customer.issue_words(read))
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
+
+
+# The personas that push back once on being told the records contradict their claim.
+_PUSHY = ("angry", "confused", "terse")
+
+
+def _weigh_the_claim(
+    scenario: Scenario, state: EpisodeState, text: str, newly: list[str], turn: _Turn
+) -> tuple[list[str], str]:
+    """A judgement family's claim (the ticket's first issue) is answered only by telling the
+    customer what the records show (casework.finding_for); a pushy customer pushes back once
+    on the first such answer and accepts the next. Returns the issues the answer solves and,
+    when it solves none of them, the customer's reply."""
+    claim = scenario.intents[0].issue_id
+    finding = casework.finding_for(scenario, claim)
+    went_along = claim in newly
+    newly = [i for i in newly if i != claim]
+    if claim in state.solved_intents or finding is None:
+        return newly, ""
+    if not finding.told_in(text):
+        if went_along and not newly:  # the claim's fix named, as the claim has it: the records say otherwise
+            turn.notes.append(f"the records do not bear out the claim of the {ISSUE_TYPES_BY_ID[claim].title.lower()}")
+            turn.mood(-0.05, -1)
+            return newly, _react("claim_unchecked", scenario, state, issue=customer.issue_words([claim]))
+        return newly, ""
+    if scenario.persona in _PUSHY and not state.pushed_back and not newly:
+        state.pushed_back = True
+        turn.notes.append("the customer is not convinced yet: explain again what the records show")
+        return newly, _react(f"pushback_{scenario.family}", scenario, state)
+    return [claim, *newly], ""
 
 
 def _told_before_done(scenario: Scenario, state: EpisodeState, issues: list[str]) -> list[str]:

@@ -32,9 +32,13 @@ def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
 
 def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]) -> str:
     """A polite, relevant, personalised answer naming each issue's first solution."""
-    steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
     fact = _first_fact(scenario, state)
     ref = f" regarding {fact}" if fact else ""
+    if scenario.family and intents == [scenario.intents[0].issue_id]:
+        # A claim the records contradict: what they show is the answer (again, if the customer doubted it).
+        again = "I understand the worry, and I have checked again. " if state.pushed_back else ""
+        return f"Thank you for your patience{ref}. {again}{_told_of(scenario, intents[0]).strip()}"
+    steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
     done = "".join(_told_of(scenario, i) for i in intents) if scenario.task_id == EXPERT_TASK_ID else ""
     return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}.{done}"
 
@@ -49,6 +53,18 @@ def _told_of(scenario: Scenario, issue: str) -> str:
         return ""
     if finding.kind == "decline_reason":
         return f" Our records show the payment was declined because {casework.reason_words(finding.value)}."
+    if finding.kind == "authorisation":
+        return (
+            " Our records show one charge: the second payment is an authorisation hold, not a charge, and it will "
+            "drop off your statement within a few days."
+        )
+    if finding.kind == "place":
+        return f" The carrier's records show it was delivered and left in a safe place: {finding.value}."
+    if scenario.family == "refund_already_issued":
+        return (
+            f" Our records show your refund was issued on {finding.value}; it takes {DESK_REFUND_DAYS} to reach "
+            "your card, so please check your statement."
+        )
     if issue == "refund_status":
         return f" Our records show your refund was requested on {finding.value} and is on its way."
     return f" The carrier's new delivery date is {finding.value}."

@@ -14,6 +14,7 @@ import pytest
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, expert
 from supportenv.actions import Action, use_tool
+from supportenv.catalog import CLAIM_FAMILIES, HELD_OUT_FAMILIES
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -182,3 +183,45 @@ def test_the_same_episode_in_another_process_gives_the_same_records_transcript_a
     first, second = run("1"), run("2")
     assert first == second
     assert any(row[2]["changes"] for row in first), "some episode changed the records"
+
+
+def _family_seed(family: str, split: str) -> int:
+    return next(s for s in range(2000) if new_episode(EXPERT_TASK_ID, split, s)[0].family == family)
+
+
+def test_held_out_families_are_drawn_by_test_only():
+    seen = {
+        split: {new_episode(EXPERT_TASK_ID, split, s)[0].family for s in range(1500)}
+        for split in ("train", "validation", "test")
+    }
+    for family in HELD_OUT_FAMILIES:
+        assert family in seen["test"]
+        assert family not in seen["train"] | seen["validation"]
+    assert set(CLAIM_FAMILIES.values()) <= seen["test"]
+    assert set(CLAIM_FAMILIES.values()) - set(HELD_OUT_FAMILIES) <= seen["validation"] & seen["train"]
+    # The other tasks never draw one.
+    assert not any(new_episode("end_to_end_resolution", "test", s)[0].family for s in range(300))
+
+
+@pytest.mark.parametrize("family", sorted(CLAIM_FAMILIES.values()))
+def test_a_claim_the_records_contradict_is_answered_with_what_they_show_and_nothing_changed(family):
+    seed = _family_seed(family, "test")
+    scenario, _, grade = play("oracle", "test", seed)
+    assert grade.passed
+    claim = scenario.intents[0].issue_id
+    assert casework.remedy_for(scenario, claim) is None and casework.finding_for(scenario, claim)
+    # Trusting the claim (the rule baseline refunds or reships what the customer says) fails it.
+    _, _, rule_grade = play("rule", "test", seed)
+    assert not rule_grade.passed
+
+
+def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
+    seed = next(
+        s
+        for s in range(2000)
+        if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).family and sc.persona in ("angry", "confused")
+    )
+    _, state, grade = play("oracle", "validation", seed)
+    assert state.pushed_back and grade.passed
+    replies = [text for who, text, _ in state.history if who == "customer"]
+    assert any("sure" in r.lower() or "certain" in r.lower() for r in replies)

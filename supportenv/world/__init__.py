@@ -32,7 +32,9 @@ from supportenv.catalog import (
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
+    CLAIM_FAMILIES,
     DESK_FACTS,
+    HELD_OUT_FAMILIES,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
     IMPACTS,
@@ -188,6 +190,9 @@ class Scenario:
     expected: Expected
     products: tuple[str, ...] = ()  # per intent: the product its words name ("" if none)
     record_seed: int = 0  # seeds the system of record's own draws (supportenv.world.system_of_record)
+    # The expert task's judgement family (catalog.CLAIM_FAMILIES): the records disagree with the
+    # first issue's claim, and nothing is to change; "" when the records bear the claim out.
+    family: str = ""
 
     @property
     def issue(self) -> IssueType:
@@ -276,6 +281,7 @@ class Scenario:
             "kb_suggestions": {c: [[a, score] for a, _, score in m] for c, m in self.kb_suggestions.items()},
             "template_ids": list(self.template_ids),
             "policy_variant": self.policy.name,
+            **({"family": self.family} if self.family else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -663,9 +669,37 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
-def _needs_verifying(intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant) -> bool:
-    """Whether the expert task's case needs a change only a verified customer may have."""
-    return any(i.issue_id in VERIFIED_CHANGE_ISSUES and not needs_escalation(i, tier, facts, policy) for i in intents)
+P_FAMILY = 0.5  # how often an expert ticket whose first issue has a judgement family draws it
+
+
+def _draw_family(
+    split: str,
+    intents: tuple[IssueType, ...],
+    tier: str,
+    facts: dict[str, str],
+    policy: PolicyVariant,
+    rng: random.Random,
+) -> str:
+    """The judgement family of the expert ticket's first issue (catalog.CLAIM_FAMILIES), or ""
+    (the claim stands). Only the test split draws the held-out families; a refund asked for above
+    the cap is escalated, so it is never one found issued already."""
+    family = CLAIM_FAMILIES.get(intents[0].issue_id, "")
+    if not family or rng.random() >= P_FAMILY:
+        return ""
+    if family in HELD_OUT_FAMILIES and split != "test":
+        return ""
+    if any(i.issue_id in CLAIM_FAMILIES for i in intents[1:]) or needs_escalation(intents[0], tier, facts, policy):
+        return ""  # (one claim in question per ticket, and none that policy sends to a human)
+    return family
+
+
+def _needs_verifying(
+    intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant, family: str = ""
+) -> bool:
+    """Whether the expert task's case needs a change only a verified customer may have (the first
+    issue of a judgement family needs none)."""
+    changing = intents[1:] if family else intents
+    return any(i.issue_id in VERIFIED_CHANGE_ISSUES and not needs_escalation(i, tier, facts, policy) for i in changing)
 
 
 def identity_proof(facts: dict[str, str]) -> str:
@@ -674,12 +708,17 @@ def identity_proof(facts: dict[str, str]) -> str:
 
 
 def _add_identity_proofs(
-    intents: tuple[IssueType, ...], facts: dict[str, str], tier: str, policy: PolicyVariant, rng: random.Random
+    intents: tuple[IssueType, ...],
+    facts: dict[str, str],
+    tier: str,
+    policy: PolicyVariant,
+    rng: random.Random,
+    family: str = "",
 ) -> None:
     """The expert task's customer knows what proves who it is (its account email, and its order id
     or card) and what the desk looks its records up by."""
     wanted = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
-    if _needs_verifying(intents, tier, facts, policy):
+    if _needs_verifying(intents, tier, facts, policy, family):
         wanted += [IDENTITY_FACT, identity_proof(facts)]
     for name in dict.fromkeys(wanted):
         if name not in facts:
@@ -693,6 +732,7 @@ def _expected(
     facts: dict[str, str],
     policy: PolicyVariant,
     task_id: str = "",
+    family: str = "",
 ) -> Expected:
     primary = intents[0]
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
@@ -701,7 +741,7 @@ def _expected(
         needed.extend(f for f in issue.required_facts if f not in needed)
     if task_id == EXPERT_TASK_ID:
         desk = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
-        if _needs_verifying(intents, tier, facts, policy):
+        if _needs_verifying(intents, tier, facts, policy, family):
             desk += [IDENTITY_FACT, identity_proof(facts)]
         needed.extend(f for f in dict.fromkeys(desk) if f not in needed)
     return Expected(
@@ -741,8 +781,17 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
+    family = ""
     if task_id == EXPERT_TASK_ID:
-        _add_identity_proofs(intents, facts, tier, policy, rng)
+        # (drawn from a generator of its own, so that it changes no other draw)
+        family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
+        family = _draw_family(split, intents, tier, facts, policy, family_rng)
+        if family == "pending_authorisation" and "charge_date" in facts:
+            # An authorisation that has not dropped yet is days old, not months.
+            from supportenv.world.system_of_record import iso_days_ago
+
+            facts["charge_date"] = iso_days_ago(family_rng.randrange(1, 4))
+        _add_identity_proofs(intents, facts, tier, policy, rng, family)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
@@ -783,8 +832,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         policy=policy,
         policy_text=policy_rules(policy) + (desk_rules(policy) if task_id == EXPERT_TASK_ID else ()),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
-        expected=_expected(intents, tier, impact, facts, policy, task_id),
+        expected=_expected(intents, tier, impact, facts, policy, task_id, family),
         products=products,
         # The records draw from a generator of their own, so that they change no other draw.
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
+        family=family,
     )

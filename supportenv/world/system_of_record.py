@@ -75,13 +75,15 @@ _SERVICES = ("dashboard", "api", "mobile app", "sign-in", "reports", "webhooks")
 _PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
 _FAILED_SIGN_INS_TO_LOCK = 5
 _PAST_ORDER_DAYS = 70  # earlier orders are at least this old (so none is confused with the one in question)
+# Where a carrier leaves a parcel no one was in for (the "lost" parcel of a judgement family).
+SAFE_PLACES = ("the porch", "the side gate", "a neighbour at number 12", "the parcel locker", "the reception desk")
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
 
 # What each issue makes of the order in question (the order its order id names).
 _ORDER_STATUS_OF_ISSUE = {
     "delayed_delivery": "in_transit",
-    "lost_package": "in_transit",
+    "lost_package": "in_transit",  # (delivered, for the judgement family: see the_order_in_question)
     "refund_status": "returned",
     "address_change": "processing",
 }
@@ -231,6 +233,11 @@ def days_before_today(iso_day: str) -> int:
     return (TODAY - date.fromisoformat(iso_day)).days
 
 
+def iso_days_ago(days: int) -> str:
+    """The ISO date `days` before the world's `TODAY`."""
+    return _iso(_day(days))
+
+
 def _day(days_ago: int) -> date:
     return TODAY - timedelta(days=days_ago)
 
@@ -326,6 +333,8 @@ class _Builder:
             listed = charged - max(100, round(charged * self.rng.choice((0.1, 0.15, 0.2, 0.25))))
         ids = [i.issue_id for i in self.scenario.intents]
         status = next((_ORDER_STATUS_OF_ISSUE[i] for i in ids if i in _ORDER_STATUS_OF_ISSUE), "delivered")
+        if self.scenario.family == "left_in_safe_place":
+            status = "delivered"
         if status == "processing" and "tracking_number" in self.facts:
             status = "shipped"  # a change of address after the label was printed: the carrier must redirect it
         paid_on = self.facts.get("charge_date", "") if self.owner("charge_date") not in _OWN_CHARGE_DATES else ""
@@ -335,8 +344,17 @@ class _Builder:
             self._id("PAY"), order_id, self.card, _dollars(charged), paid_on or _iso(placed), "captured", ""
         )
         self.payments.append(payment)
+        family = self.scenario.family
         if "double_charge" in self.issues:
-            self.payments.append(replace(payment, payment_id=self._id("PAY")))  # the same charge, captured twice
+            # The same charge, captured twice; or (the claim mistaken) held by an authorisation that will drop.
+            held = "authorised" if family == "pending_authorisation" else "captured"
+            self.payments.append(replace(payment, payment_id=self._id("PAY"), status=held))
+        if family == "refund_already_issued":
+            # Refunded in full days ago: the money is on its way or back on the card already.
+            requested = _day(self.rng.randrange(6, 12))
+            issued = requested + timedelta(days=self.rng.randrange(1, 4))
+            refund = Refund(self._id("REF"), order_id, _dollars(charged), "issued", _iso(requested), _iso(issued))
+            self.refunds.append(refund)
         if status == "returned":
             requested = _iso(_day(self.rng.randrange(2, 9)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
@@ -409,7 +427,10 @@ class _Builder:
             # (lost: no scan since the hub, a week and more ago)
         else:
             delivered = min(left + timedelta(days=self.rng.randrange(1, 4)), TODAY)
-            events.append(TrackingEvent(_iso(delivered), "delivered", "left with the customer"))
+            left_with = "left with the customer"
+            if self.scenario.family == "left_in_safe_place":
+                left_with = f"left in a safe place: {self.rng.choice(SAFE_PLACES)}"
+            events.append(TrackingEvent(_iso(delivered), "delivered", left_with))
             if status == "returned":
                 events.append(
                     TrackingEvent(_iso(min(delivered + timedelta(days=5), TODAY)), "returned", "back at the warehouse")
