@@ -20,6 +20,7 @@ from typing import IO
 import grpc
 
 from baseline_agent.policies import Policy
+from supportenv.tasks import EXTENDED_WEIGHTS
 from supportenv.v1 import codec, convert
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import EnvClient, GraderClient
@@ -204,6 +205,15 @@ def weighted_score(summaries: Sequence[TaskSummary]) -> float:
     return round(sum(s.weight * s.mean_score for s in summaries) / total_weight, 4) if total_weight else 0.0
 
 
+def extended_score(summaries: Sequence[TaskSummary]) -> float | None:
+    """The source designs' three tasks and the expert task, by `tasks.EXTENDED_WEIGHTS`; None
+    unless every one of them was played."""
+    by_task = {s.task_id: s.mean_score for s in summaries}
+    if not set(EXTENDED_WEIGHTS) <= set(by_task):
+        return None
+    return round(sum(w * by_task[t] for t, w in EXTENDED_WEIGHTS.items()), 4)
+
+
 def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> str:
     lines = [
         f"policy={policy} split={split}",
@@ -216,6 +226,9 @@ def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> s
             f"{s.mean_reward:>13.3f}   {hats}"
         )
     lines.append(f"{'weighted score':<24}{'':>8}{'':>10}{weighted_score(summaries):>12.3f}")
+    extended = extended_score(summaries)
+    if extended is not None:
+        lines.append(f"{'extended score':<24}{'':>8}{'':>10}{extended:>12.3f}   (with the expert task)")
     return "\n".join(lines)
 
 

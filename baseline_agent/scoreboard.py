@@ -20,19 +20,26 @@ from pathlib import Path
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import EXTERNAL, POLICIES, make_policy
 from baseline_agent.progress import Progress, wants_bar
-from baseline_agent.runner import Runner, TaskSummary, weighted_score
-from supportenv.tasks import TASK_IDS, get_task
+from baseline_agent.runner import Runner, TaskSummary, extended_score, weighted_score
+from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID, TASK_IDS, get_task
 from supportenv.world import SPLITS
 
 
 def markdown(rows: dict[str, list[TaskSummary]]) -> str:
+    """The three tasks of the source designs and their weighted score, then the expert task
+    (reported apart) and the extended score of all four (tasks.EXTENDED_WEIGHTS)."""
     head = "| agent | " + " | ".join(f"`{t}` (pass)" for t in TASK_IDS) + " | weighted | mean return (hard) |"
-    lines = [head, "|---" * (len(TASK_IDS) + 3) + "|"]
+    head += f" `{EXPERT_TASK_ID}` (pass) | extended |"
+    lines = [head, "|---" * (len(TASK_IDS) + 5) + "|"]
     for policy, summaries in rows.items():
         by_task = {s.task_id: s for s in summaries}
         cells = " | ".join(f"{by_task[t].mean_score:.3f} ({by_task[t].pass_rate:.0%})" for t in TASK_IDS)
         hard = by_task[TASK_IDS[-1]].mean_reward
-        lines.append(f"| `{policy}` | {cells} | **{weighted_score(summaries):.3f}** | {hard:+.2f} |")
+        expert = by_task[EXPERT_TASK_ID]
+        lines.append(
+            f"| `{policy}` | {cells} | **{weighted_score(summaries):.3f}** | {hard:+.2f} | "
+            f"{expert.mean_score:.3f} ({expert.pass_rate:.0%}) | {extended_score(summaries):.3f} |"
+        )
     return "\n".join(lines)
 
 
@@ -107,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[TaskSummary]] = {}
     policies = {name: make_policy(name) for name in args.policies}
     trials = {name: 4 if policy.stochastic else 1 for name, policy in policies.items()}
-    total = len(TASK_IDS) * args.episodes * sum(trials.values())
+    total = len(ALL_TASK_IDS) * args.episodes * sum(trials.values())
     with contextlib.ExitStack() as stack:
         env_addr, grader_addr = args.env_addr, args.grader_addr
         if not (env_addr and grader_addr):
@@ -118,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             runner = Runner(env_addr, grader_addr, policy, args.split, quiet=True)
             try:
                 rows[name], _ = runner.run(
-                    TASK_IDS, args.episodes, 0, trials[name], lambda r, n=name: progress.advance(f"{n} {r.task_id}")
+                    ALL_TASK_IDS, args.episodes, 0, trials[name], lambda r, n=name: progress.advance(f"{n} {r.task_id}")
                 )
             finally:
                 runner.close()

@@ -125,6 +125,13 @@ EXPERT_TASKS: tuple[Task, ...] = (
     ),
 )
 ALL_TASKS = (*TASKS, *EXPERT_TASKS)
+# The extended score: the source designs' weighted score kept at three quarters of the weight
+# (0.15/0.225/0.375), and the expert task the last quarter.
+EXPERT_SHARE = 0.25
+EXTENDED_WEIGHTS = {
+    **{t.task_id: round((1 - EXPERT_SHARE) * t.weight, 6) for t in TASKS},
+    **{t.task_id: EXPERT_SHARE / len(EXPERT_TASKS) for t in EXPERT_TASKS},
+}
 TASKS_BY_ID = {t.task_id: t for t in ALL_TASKS}
 TASK_IDS = tuple(t.task_id for t in TASKS)  # the source designs' three, which the weighted score weighs
 ALL_TASK_IDS = tuple(TASKS_BY_ID)

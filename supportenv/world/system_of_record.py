@@ -220,11 +220,17 @@ class SystemOfRecord:
 
 
 def as_data(record: object) -> Any:
-    """A record (or a tuple of them) as JSON-able lists and dicts, field by field."""
+    """A record (or a tuple of them) as JSON-able lists and dicts, field by field. A new dict or
+    list at the top, which the caller may change; what it holds is shared and must not be."""
     if isinstance(record, tuple):
         return [as_data(r) for r in record]
     if hasattr(record, "__dataclass_fields__"):
-        return {name: as_data(getattr(record, name)) for name in record.__dataclass_fields__}
+        # Read on every look-up of an expert episode: kept on the (immutable) record once made.
+        cached = record.__dict__.get("_as_data")
+        if cached is None:
+            cached = {name: as_data(getattr(record, name)) for name in record.__dataclass_fields__}
+            record.__dict__["_as_data"] = cached
+        return dict(cached)
     return record
 
 
