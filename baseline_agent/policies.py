@@ -25,18 +25,21 @@ from typing import ClassVar, Protocol
 
 from baseline_agent.llm_policy import LLMPolicy
 from supportenv import expert
-from supportenv.actions import ACTION_KINDS, MAX_TEXT_CHARS, Action
+from supportenv.actions import ACTION_KINDS, MAX_TEXT_CHARS, Action, use_tool
 from supportenv.catalog import (
     ARTICLE_NEEDS,
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
     DEPARTMENTS,
+    DESK_REFUND_DAYS,
     ISSUE_TYPE_IDS,
     ISSUE_TYPES,
     ISSUE_TYPES_BY_ID,
     PRIORITIES,
     REQUESTABLE_FIELDS,
+    TOOL_KIND,
+    VERIFIED_CHANGE_ISSUES,
     stated_impact,
     ticket_priority,
 )
@@ -168,6 +171,7 @@ class RulePolicy(_Base):
         super().begin(task_id, split, seed, trial)
         self._asked = False
         self._answered: set[str] = set()
+        self._desk_done: set[str] = set()
 
     @staticmethod
     def _opening(obs: Observation) -> str:
@@ -205,6 +209,46 @@ class RulePolicy(_Base):
             return float(facts["amount"]) > caps.get(obs.customer_tier, 100.0)
         return False
 
+    def _desk_step(self, obs: Observation, issues: list[str]) -> Action | None:
+        """The expert task's tool calls, trusting the customer's claim (the records are read only
+        for a subscription's id): verify, then the change each issue asks for, once each."""
+        facts = dict(obs.revealed_facts)
+        order, email = facts.get("order_id", ""), facts.get("account_email", "")
+        wanted: list[tuple[str, Action]] = []
+        if any(i in VERIFIED_CHANGE_ISSUES and not self._must_escalate(obs, i) for i in issues):
+            wanted.append(("verify", use_tool("verify_identity")))
+        for issue in issues:
+            if self._must_escalate(obs, issue):
+                continue
+            if issue in ("double_charge", "wrong_amount", "refund_request") and order and facts.get("amount"):
+                wanted.append((issue, use_tool("issue_refund", order_id=order, amount=facts["amount"])))
+            elif issue == "lost_package" and order:
+                wanted.append((issue, use_tool("reship_order", order_id=order)))
+            elif issue == "address_change" and order and facts.get("new_address"):
+                wanted.append((issue, use_tool("update_address", order_id=order, new_address=facts["new_address"])))
+            elif issue == "account_locked" and email:
+                wanted.append((issue, use_tool("send_password_reset", account_email=email)))
+            elif issue == "subscription_cancel" and email:
+                if "payments" not in self._desk_done:
+                    wanted.append(("payments", use_tool("look_up_payments", account_email=email)))
+                else:
+                    data = obs.tool_result.data if obs.tool_result else {}
+                    active = [s["subscription_id"] for s in data.get("subscriptions", []) if s["status"] == "active"]
+                    if active:
+                        wanted.append((issue, use_tool("cancel_subscription", subscription_id=active[0])))
+        for name, action in wanted:
+            if name not in self._desk_done:
+                self._desk_done.add(name)
+                return action
+        return None
+
+    def _told(self, obs: Observation, issue: str) -> str:
+        """What the answer adds of a refund the desk made: its amount and when it arrives."""
+        amount = dict(obs.revealed_facts).get("amount", "")
+        if issue in self._desk_done and issue in ("double_charge", "wrong_amount", "refund_request") and amount:
+            return f" I have refunded ${amount} to your card; it reaches your card in {DESK_REFUND_DAYS}."
+        return ""
+
     def choose(self, obs: Observation) -> Action:
         issues = self.guess_issues(self._opening(obs))
         if obs.issue_type in _CATEGORY_OF and obs.issue_type != issues[0]:  # a colleague's triage stands
@@ -216,17 +260,26 @@ class RulePolicy(_Base):
             return Action("mark_resolved", text="Classified.")
         # What the issues' articles say they need (stated in the prompt), not the hidden truth.
         given = dict(obs.revealed_facts)
-        wanted = tuple(dict.fromkeys(f for i in issues for f in ARTICLE_NEEDS[_ARTICLE_OF_ISSUE[i]] if f not in given))
+        needs = [f for i in issues for f in ARTICLE_NEEDS[_ARTICLE_OF_ISSUE[i]]]
+        desk = TOOL_KIND in obs.allowed_actions
+        if desk:  # the stated desk rules: the email and an order id prove who the customer is
+            needs += ["account_email", "order_id"]
+        wanted = tuple(dict.fromkeys(f for f in needs if f not in given))
         if not self._asked and wanted:
             self._asked = True
             return Action("ask_for_more_info", fields=wanted, text="Could you please share these details?")
+        tool = self._desk_step(obs, issues) if desk else None
+        if tool is not None:
+            return tool
         for issue in issues:
             if issue not in self._answered and not self._must_escalate(obs, issue):
                 self._answered.add(issue)
                 article = ARTICLES_BY_ID[_ARTICLE_OF_ISSUE[issue]]
                 steps = "; ".join(s.lower() for s in article.steps)
                 text = f"Thank you for reaching out, and I'm sorry for the trouble. Here is what we will do: {steps}."
-                return Action("respond_with_solution", text=text, article_id=article.article_id)
+                return Action(
+                    "respond_with_solution", text=text + self._told(obs, issue), article_id=article.article_id
+                )
         escalating = [i for i in issues if self._must_escalate(obs, i)]
         if escalating:
             first = escalating[0]
@@ -470,6 +523,90 @@ class TopKnowledgeBaseEscalatePolicy(TopKnowledgeBasePolicy):
     ESCALATE = True
 
 
+class EveryToolPolicy(_Base):
+    """Calls every tool once with whatever the customer gave (asking for everything the tools
+    take), claims it is all done, closes: the records touched blindly, the customer unread."""
+
+    name = "every_tool"
+
+    def begin(self, task_id: str, split: str, seed: int, trial: int = 0) -> None:
+        super().begin(task_id, split, seed, trial)
+        self._script: list[Action] = []
+
+    def _calls(self, obs: Observation) -> list[Action]:
+        facts = dict(obs.revealed_facts)
+        email, order = facts.get("account_email", "x@example.com"), facts.get("order_id", "ORD-000000")
+        data = obs.tool_result.data if obs.tool_result else {}
+        subscription = next((s["subscription_id"] for s in data.get("subscriptions", [])), "SUB-000000")
+        return [
+            use_tool("look_up_customer", account_email=email),
+            use_tool("look_up_order", order_id=order),
+            use_tool("check_service_status"),
+            use_tool("verify_identity"),
+            use_tool("look_up_payments", account_email=email),
+            use_tool("cancel_subscription", subscription_id=subscription),
+            use_tool("issue_refund", order_id=order, amount=facts.get("amount", "10.00")),
+            use_tool("update_address", order_id=order, new_address=facts.get("new_address", "1 Main Street, York")),
+            use_tool("send_password_reset", account_email=email),
+            use_tool("reship_order", order_id=order),
+        ]
+
+    def choose(self, obs: Observation) -> Action:
+        issue = ISSUE_TYPES[0]
+        if self.turn == 1:
+            return Action("classify_issue", category=issue.category, priority="medium", issue_type=issue.issue_id)
+        if self.turn == 2:
+            fields = ("account_email", "order_id", "card_last_four", "amount", "new_address")
+            return Action("ask_for_more_info", fields=fields, text="Could you share these details, please?")
+        tools = self._calls(obs) if TOOL_KIND in obs.allowed_actions else []
+        if self.turn - 3 < len(tools):
+            return tools[self.turn - 3]
+        if self.turn - 3 == len(tools):
+            return Action(
+                "respond_with_solution",
+                text="Thank you! I have refunded you, reshipped the order, updated the address, cancelled the "
+                f"subscription and sent a password reset; the refund reaches your card in {DESK_REFUND_DAYS}.",
+            )
+        return Action("mark_resolved", text="Resolved.")
+
+
+class RefundEverythingPolicy(_Base):
+    """Refunds whatever is left of the order the customer names, whatever they wrote, says so,
+    closes: the most generous desk, the records read only for the amount left."""
+
+    name = "refund_everything"
+
+    def choose(self, obs: Observation) -> Action:
+        issue = ISSUE_TYPES_BY_ID["refund_request"]
+        facts = dict(obs.revealed_facts)
+        order = facts.get("order_id", "")
+        desk = TOOL_KIND in obs.allowed_actions and order
+        script = [
+            Action("classify_issue", category=issue.category, priority="medium", issue_type=issue.issue_id),
+            Action("ask_for_more_info", fields=("account_email", "order_id"), text="Could you share these, please?"),
+            *([use_tool("verify_identity"), use_tool("look_up_order", order_id=order)] if desk else []),
+        ]
+        if self.turn <= len(script):
+            return script[self.turn - 1]
+        data = obs.tool_result.data.get("order", {}) if obs.tool_result else {}
+        if desk and self.turn == len(script) + 1 and data:
+            captured = sum(p["amount"] for p in data.get("payments", []) if p["status"] == "captured")
+            left = round(captured - sum(r["amount"] for r in data.get("refunds", [])), 2)
+            if left >= 0.01:
+                self._left = left
+                return use_tool("issue_refund", order_id=order, amount=f"{left:.2f}")
+        if not getattr(self, "_told", False):
+            self._told = True
+            amount = getattr(self, "_left", 0.0)
+            return Action(
+                "respond_with_solution",
+                text=f"Thank you! I will issue the refund: I have refunded ${amount:,.2f} to your card; "
+                f"it reaches your card in {DESK_REFUND_DAYS}.",
+                article_id=issue.article_id,
+            )
+        return Action("mark_resolved", text="Resolved.")
+
+
 POLICIES: dict[str, type[Policy]] = {
     p.name: p
     for p in (
@@ -487,6 +624,8 @@ POLICIES: dict[str, type[Policy]] = {
         TopKnowledgeBasePolicy,
         AskEverythingPolicy,
         TopKnowledgeBaseEscalatePolicy,
+        EveryToolPolicy,
+        RefundEverythingPolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
@@ -505,6 +644,8 @@ EXPLOITS = (
     "top_kb",
     "ask_everything",
     "top_kb_escalate",
+    "every_tool",
+    "refund_everything",
 )
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)

@@ -115,9 +115,10 @@ EXPERT_TASKS: tuple[Task, ...] = (
         pass_threshold=0.7,
         weight=0.0,  # reported apart from the weighted score of the source designs' three tasks
         components=(
-            ("records", 0.35),
+            ("triage", 0.1),
+            ("records", 0.3),
             ("communication", 0.25),
-            ("policy_compliance", 0.2),
+            ("policy_compliance", 0.15),
             ("efficiency", 0.2),
         ),
         allowed_actions=(*ACTION_KINDS, TOOL_KIND),
