@@ -205,8 +205,9 @@ def _tools_section() -> str:
 
 
 _TOOL_RULE = (
-    " The customer's records are read and changed only with use_tool, one tool call per step; "
-    "its result shows in the next observation only, so note what you need from it."
+    " On this task the customer's records are also read and changed, only with use_tool (one tool call per "
+    "step; its result shows in the next observation only, so note what you need from it); what you look up "
+    "is not a fact the customer gave."
 )
 
 
