@@ -6,6 +6,8 @@ Configured from the environment, as in the source design:
     HF_TOKEN       the API key (or API_KEY, or OPENAI_API_KEY; a dummy key when none is set,
                    which suits local servers)
     LLM_TOOL_CALLS set to 1 to offer the eight actions as tools instead of asking for JSON text
+                   (on the expert task also one function per help-desk tool, named by the tool;
+                   see supportenv.llm)
 
 Each step renders the observation with `supportenv.llm.render_prompt`, asks the model at
 temperature 0 and reads the reply with `parse_action`; an unreadable reply becomes a
@@ -76,11 +78,12 @@ class LLMPolicy:
         # Stateless: every observation carries the whole conversation.
         self.task_id, self.split, self.seed, self.trial = task_id, split, seed, trial
 
-    def complete(self, messages: list[dict[str, str]]) -> Any:
-        """One chat completion; API errors propagate."""
+    def complete(self, messages: list[dict[str, str]], task_id: str | None = None) -> Any:
+        """One chat completion; API errors propagate. With tool calls, the functions offered are
+        `task_id`'s (the eight actions, and on a task that takes use_tool the help-desk tools)."""
         extra: dict[str, Any] = {}
         if self.tool_calls:
-            extra.update(tools=action_tools(), tool_choice="required")
+            extra.update(tools=action_tools(task_id), tool_choice="required")
         if self.max_tokens:
             extra["max_tokens"] = self.max_tokens
         response = self.client.chat.completions.create(model=self.model, messages=messages, temperature=0, **extra)
@@ -89,9 +92,10 @@ class LLMPolicy:
         return response.choices[0].message
 
     def act(self, obs: Observation) -> Action:
-        message = self.complete(render_prompt(obs))
+        message = self.complete(render_prompt(obs), obs.task_id)
+        allowed = obs.allowed_actions or None  # an action the task does not take is an invalid step
         calls = getattr(message, "tool_calls", None) or []
         if calls:
             function = calls[0].function
-            return parse_tool_call(function.name, function.arguments)
-        return parse_action(message.content or "")
+            return parse_tool_call(function.name, function.arguments, allowed)
+        return parse_action(message.content or "", allowed)

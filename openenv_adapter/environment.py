@@ -20,7 +20,8 @@ NAME = "supportenv"
 VERSION = "0.1.0"
 DESCRIPTION = (
     "Customer Support AI Training Environment: work a support ticket step by step (classify, ask for "
-    "facts, answer, route, escalate, resolve) with shaped step rewards. reset(task_id, split, seed)."
+    "facts, answer, route, escalate, resolve) with shaped step rewards; on expert_resolution also call the "
+    "help desk's tools on the customer's records (use_tool). reset(task_id, split, seed)."
 )
 DEFAULT_TASK, DEFAULT_SPLIT, DEFAULT_SEED = "end_to_end_resolution", "train", 0
 MAX_EPISODE_ID_CHARS = 128  # the same cap as env_service, so ids stay portable between the two
@@ -75,6 +76,11 @@ class SupportEnvironment(Environment[SupportAction, SupportObservation, SupportS
             # unparseable agent output; a message that is not an action at all is rejected by
             # openenv's own validation before it gets here.
             chosen = lib_actions.invalid(action.model_dump_json(exclude={"metadata"}, exclude_defaults=True), str(exc))
+        allowed = get_task(self._state.task_id).allowed_actions
+        if chosen.kind not in (*allowed, lib_actions.INVALID_KIND):
+            # A kind the task does not take (use_tool outside the expert task): penalised the same way.
+            why = f"task {self._state.task_id} does not take {chosen.kind}; its actions: {', '.join(allowed)}"
+            chosen = lib_actions.invalid(action.model_dump_json(exclude={"metadata"}, exclude_defaults=True), why)
         result = episode.step(self._scenario, self._state, chosen)
         return SupportObservation.from_library(result.observation, result)
 

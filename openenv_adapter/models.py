@@ -3,6 +3,11 @@ openenv's own base types.
 
 Field names are supportenv's own (Action, Observation), so converting either way is a
 copy; the JSON schema the server publishes at /schema is generated from these classes.
+
+A tool call (the expert task's use_tool) is {"kind": "use_tool", "tool": "look_up_order",
+"arguments": {"order_id": "ORD-123456"}}; argument values are strings (numbers are accepted and
+read as their text). The observation carries the task's `allowed_actions` and the last tool call's
+`tool_result` (null after any other action).
 """
 
 from __future__ import annotations
@@ -10,15 +15,17 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from supportenv import actions as lib_actions
 from supportenv import episode
-from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, REQUESTABLE_FIELDS
+from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, REQUESTABLE_FIELDS, TOOL_KIND
+from supportenv.tools import STATUSES, TOOL_NAMES, ToolResult
 
-# The eight agent actions, plus invalid_action: how a harness reports model output it could
-# not parse, so it becomes a penalised step (as in the gRPC contract) instead of an error.
-ActionKind = Literal[(*lib_actions.ACTION_KINDS, lib_actions.INVALID_KIND)]
+# The eight agent actions, the tool call (use_tool: only the tasks whose allowed_actions list it
+# take it; on any other it is a penalised step), plus invalid_action: how a harness reports model
+# output it could not parse, so it becomes a penalised step (as in the gRPC contract) instead of an error.
+ActionKind = Literal[(*lib_actions.ACTION_KINDS, TOOL_KIND, lib_actions.INVALID_KIND)]
 
 
 class SupportAction(Action):
@@ -41,6 +48,21 @@ class SupportAction(Action):
     article_id: str = Field("", description="suggest_knowledge_base (required) or respond_with_solution (optional)")
     department: str = Field("", description=f"assign_department: one of {', '.join(DEPARTMENTS)}")
     error: str = Field("", description="invalid_action: why the raw output did not parse; ignored otherwise")
+    tool: str = Field("", description=f"use_tool: the tool, one of {', '.join(TOOL_NAMES)}")
+    arguments: dict[str, str] = Field(
+        default_factory=dict,
+        description='use_tool: the tool\'s arguments by name, e.g. {"order_id": "ORD-123456"}; string values',
+    )
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _numbers_as_text(cls, value: Any) -> Any:
+        # A model writes an amount as a number as often as a string; both mean the same.
+        if isinstance(value, dict):
+            return {
+                k: str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for k, v in value.items()
+            }
+        return value
 
     def to_library(self) -> lib_actions.Action:
         """The validated library action; raises supportenv's InvalidActionError."""
@@ -56,6 +78,8 @@ class SupportAction(Action):
                 text=self.text,
                 article_id=self.article_id,
                 department=self.department,
+                tool=self.tool,
+                arguments=tuple(self.arguments.items()),
             )
         )
 
@@ -88,6 +112,22 @@ class Fact(_Part):
 class RewardPart(_Part):
     name: str
     value: float
+
+
+class ToolCallResult(_Part):
+    """What a tool call returned (supportenv.tools.ToolResult)."""
+
+    tool: str
+    status: Literal[STATUSES] = Field(description="ok, not_found (nothing matches) or refused (policy forbids it)")
+    message: str = Field(description="one sentence for a reader")
+    data: dict[str, Any] = Field(default_factory=dict, description="what the tool found or did; empty if nothing")
+
+    @classmethod
+    def from_library(cls, result: ToolResult) -> ToolCallResult:
+        return cls(tool=result.tool, status=result.status, message=result.message, data=dict(result.data))
+
+    def to_library(self) -> ToolResult:
+        return ToolResult(self.tool, self.status, self.message, dict(self.data))
 
 
 class SupportObservation(Observation):
@@ -126,6 +166,10 @@ class SupportObservation(Observation):
     last_reward_breakdown: list[RewardPart] = Field(
         default_factory=list, description="the named parts of last_reward, in order; empty before the first step"
     )
+    tool_result: ToolCallResult | None = Field(
+        None, description="what the last step's tool call (use_tool) returned; null after any other action"
+    )
+    allowed_actions: list[str] = Field(default_factory=list, description="the action kinds the task takes")
     reward_breakdown: dict[str, float] = Field(
         default_factory=dict, description="the named parts the step's reward is the sum of"
     )
@@ -164,6 +208,8 @@ class SupportObservation(Observation):
             last_action_feedback=obs.last_action_feedback,
             last_reward=obs.last_reward,
             last_reward_breakdown=[RewardPart(name=n, value=v) for n, v in obs.last_reward_breakdown],
+            tool_result=None if obs.tool_result is None else ToolCallResult.from_library(obs.tool_result),
+            allowed_actions=list(obs.allowed_actions),
             reward=None if result is None else result.reward,
             done=result is not None and (result.terminated or result.truncated),
             reward_breakdown=dict(result.breakdown) if result else {},
@@ -202,6 +248,8 @@ class SupportObservation(Observation):
             last_action_feedback=self.last_action_feedback,
             last_reward=self.last_reward,
             last_reward_breakdown=tuple((p.name, p.value) for p in self.last_reward_breakdown),
+            tool_result=None if self.tool_result is None else self.tool_result.to_library(),
+            allowed_actions=tuple(self.allowed_actions),
         )
 
 

@@ -9,8 +9,22 @@
   {"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}
   (bare, inside ```json fences or surrounded by prose), or a tool call written as JSON
   ({"name": "classify_issue", "arguments": {...}}, the arguments possibly a JSON string).
-- `action_tools()` gives OpenAI-style function schemas for tool-calling models, and
+- `action_tools(task_id)` gives OpenAI-style function schemas for tool-calling models, and
   `parse_tool_call(name, arguments)` reads one tool call.
+
+The help desk's tools (supportenv.tools; only tasks whose `allowed_actions` include use_tool,
+i.e. expert_resolution): the prompt lists use_tool and every tool (its arguments, what it does,
+its cost, whether it needs the customer verified) and shows the last call's result (status,
+message, data as compact JSON). A reply calls a tool as
+{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-1", "amount": "12.50"}}
+(numbers are accepted for argument values), or names the tool as the action:
+{"action": "issue_refund", "order_id": "ORD-1", "amount": 12.5}. For function-calling models
+each tool is its own function, named by the tool itself (`issue_refund`, whose parameters are
+the tool's arguments): tool names never clash with the action kinds, a model reads one
+function per tool more reliably than a tool enum beside free-form arguments, and
+`parse_tool_call("issue_refund", {...})` reads it back as the use_tool action. A generic
+`use_tool` function (tool, arguments) is accepted too, but not offered. The three source tasks'
+prompts and schemas do not mention tools at all.
 
 The parsers never raise: anything that does not parse or validate becomes
 `invalid(raw_text, error)`, which the environment applies as a penalised step and whose
@@ -23,10 +37,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from supportenv.actions import ACTION_KINDS, Action, invalid, parse
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action, invalid, parse
 from supportenv.catalog import (
     ACTION_COSTS,
     ARTICLE_NEEDS,
@@ -36,11 +50,13 @@ from supportenv.catalog import (
     ISSUE_TYPES,
     PRIORITIES,
     REQUESTABLE_FIELDS,
+    TOOL_KIND,
 )
 from supportenv.episode import Observation
 from supportenv.errors import InvalidActionError
 from supportenv.graders import gate_rules, share_rule
 from supportenv.tasks import get_task
+from supportenv.tools import TOOLS, TOOLS_BY_NAME, ToolResult, ToolSpec
 
 ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 EXAMPLE_REPLY = '{"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}'
@@ -102,6 +118,16 @@ ACTION_SPECS: dict[str, tuple[str, dict[str, dict[str, Any]], tuple[str, ...]]] 
     ),
 }
 assert tuple(ACTION_SPECS) == ACTION_KINDS
+USE_TOOL_WHAT = (
+    "Call one of the help desk's tools (listed below) on the customer's records; its result (status, "
+    "message and data) shows in the next observation."
+)
+TOOL_EXAMPLE_REPLY = (
+    '{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-123456", "amount": "12.50"}}'
+)
+# Keys that may name the tool of a use_tool reply.
+_TOOL_KEYS = ("tool", "tool_name")
+assert not set(TOOLS_BY_NAME) & {*ACTION_KINDS, TOOL_KIND, INVALID_KIND}, "a tool's function name is the tool's"
 
 
 class _ReplyError(Exception):
@@ -152,12 +178,51 @@ def _passing(task_id: str) -> str:
     )
 
 
+def takes_tools(obs: Observation) -> bool:
+    """Whether the observation's task takes use_tool (the observation says; else its task)."""
+    allowed = obs.allowed_actions or get_task(obs.task_id).allowed_actions
+    return TOOL_KIND in allowed
+
+
+def _tool_example(spec: ToolSpec) -> str:
+    return json.dumps({"action": TOOL_KIND, "tool": spec.name, "arguments": {a: f"<{a}>" for a in spec.arguments}})
+
+
+def _tool_line(spec: ToolSpec) -> str:
+    signature = f"{spec.name}({', '.join(spec.arguments)})"
+    kind = "a look-up" if spec.kind == "look_up" else "a change"
+    verified = (
+        "needs the customer verified first (verify_identity)" if spec.needs_verification else "no verification needed"
+    )
+    return f"- {signature}: {spec.description} Cost ${spec.cost:.2f}; {kind}; {verified}.\n  {_tool_example(spec)}"
+
+
+def _tools_section() -> str:
+    return (
+        "Tools (for use_tool; every argument value is a string; a tool with no arguments takes an empty "
+        '"arguments" object):\n' + "\n".join(_tool_line(spec) for spec in TOOLS)
+    )
+
+
+_TOOL_RULE = (
+    " On this task the customer's records are also read and changed, only with use_tool (one tool call per "
+    "step; its result shows in the next observation only, so note what you need from it); what you look up "
+    "is not a fact the customer gave."
+)
+
+
 def system_prompt(obs: Observation) -> str:
+    tools = takes_tools(obs)
     actions = []
     for kind, (what, _, required) in ACTION_SPECS.items():
         cost = ACTION_COSTS.get(kind, 0.0)
         needs = f"required: {', '.join(required)}" if required else "all parameters optional"
         actions.append(f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {_example(kind)}")
+    if tools:
+        actions.append(
+            f"- {TOOL_KIND}: {USE_TOOL_WHAT} Cost: the tool's; required: tool, and the tool's arguments.\n"
+            f'  {{"action": "{TOOL_KIND}", "tool": "<tool>", "arguments": {{"<argument>": "<value>"}}}}'
+        )
     issues = [f"  - {i.issue_id} ({i.category}): {i.title}" for i in ISSUE_TYPES]
     articles = [f"- {a.article_id} {a.title} ({_needs(a.article_id)}): {'; '.join(a.steps)}." for a in ARTICLES]
     policy = [f"- {rule}" for rule in obs.policy]
@@ -166,8 +231,11 @@ def system_prompt(obs: Observation) -> str:
         "rewarded or penalised; the finished conversation is graded.",
         f"Task: {obs.task_instructions}",
         _passing(obs.task_id),
-        _TRIAGE_RULE if obs.task_id == "issue_classification" else _TRIAGE_RULE + _HANDLING_RULE,
+        _TRIAGE_RULE
+        if obs.task_id == "issue_classification"
+        else _TRIAGE_RULE + _HANDLING_RULE + (_TOOL_RULE if tools else ""),
         "Actions (reply with exactly one):\n" + "\n".join(actions),
+        *([_tools_section()] if tools else []),
         "Allowed values:\n"
         f"- category: {', '.join(CATEGORIES)}\n"
         f"- priority: {', '.join(PRIORITIES)}\n"
@@ -178,7 +246,9 @@ def system_prompt(obs: Observation) -> str:
         "must say the solution in words; citing an article_id alone is not an answer:\n" + "\n".join(articles),
         "Policy rules:\n" + "\n".join(policy),
         "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
-        'Its "action" key names the action; the other keys are that action\'s parameters. Example:\n' + EXAMPLE_REPLY,
+        'Its "action" key names the action; the other keys are that action\'s parameters. Example:\n'
+        + EXAMPLE_REPLY
+        + (f"\nA tool call:\n{TOOL_EXAMPLE_REPLY}" if tools else ""),
     ]
     return "\n\n".join(sections)
 
@@ -226,6 +296,7 @@ def user_prompt(obs: Observation) -> str:
         "Facts the customer has given:",
         *(facts or ["(none yet)"]),
         "",
+        *(_tool_result_lines(obs.tool_result) if takes_tools(obs) else []),
         "Knowledge-base suggestions (the article of the issue type you set, then the other articles of the "
         "category you set by keyword score against the ticket; they can be misleading):",
         *(
@@ -243,6 +314,22 @@ def user_prompt(obs: Observation) -> str:
     return "\n".join(lines)
 
 
+def compact_json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def format_tool_result(result: ToolResult) -> list[str]:
+    """A tool call's result as lines of text: the tool, its status and message, then its data."""
+    lines = [f"- {result.tool}: {result.status}: {result.message}"]
+    lines.append(f"  data: {compact_json(result.data)}" if result.data else "  data: (none)")
+    return lines
+
+
+def _tool_result_lines(result: ToolResult | None) -> list[str]:
+    shown = format_tool_result(result) if result is not None else ["(your last action was not a tool call)"]
+    return ["Result of your last tool call (shown once; look it up again if you need it later):", *shown, ""]
+
+
 def render_prompt(obs: Observation) -> list[dict[str, str]]:
     """Chat messages for one decision: the rules (system) and the current observation (user)."""
     return [{"role": "system", "content": system_prompt(obs)}, {"role": "user", "content": user_prompt(obs)}]
@@ -251,8 +338,28 @@ def render_prompt(obs: Observation) -> list[dict[str, str]]:
 # ---- tools ----
 
 
-def action_tools() -> list[dict[str, Any]]:
-    """OpenAI tool (function) schemas, one per action, for tool-calling models."""
+def _tool_function(spec: ToolSpec) -> dict[str, Any]:
+    verified = " Needs the customer verified first (verify_identity)." if spec.needs_verification else ""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": f"Tool ({TOOL_KIND}): {spec.description} Cost ${spec.cost:.2f}.{verified}",
+            "parameters": {
+                "type": "object",
+                "properties": {name: dict(_STRING) for name in spec.arguments},
+                "required": list(spec.arguments),
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def action_tools(task_id: str | None = None) -> list[dict[str, Any]]:
+    """OpenAI tool (function) schemas for tool-calling models: one per action and, for a task
+    that takes use_tool, one per help-desk tool, named by the tool (its parameters are the
+    tool's arguments). Without a task: the eight actions."""
+    with_tools = task_id is not None and TOOL_KIND in get_task(task_id).allowed_actions
     tools = []
     for kind, (what, params, required) in ACTION_SPECS.items():
         tools.append(
@@ -270,6 +377,8 @@ def action_tools() -> list[dict[str, Any]]:
                 },
             }
         )
+    if with_tools:
+        tools.extend(_tool_function(spec) for spec in TOOLS)
     return tools
 
 
@@ -308,9 +417,41 @@ def _normalise(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _argument_text(name: str, value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _ReplyError(f"the tool argument {name!r} must be a string (or a number), got {json.dumps(value)}")
+    return str(value)
+
+
+def _tool_action(tool: Any, params: dict[str, Any]) -> Action:
+    """A use_tool action: the tool's name and its arguments, given nested (under "arguments" or
+    another parameter key) or flat beside the tool."""
+    if not isinstance(tool, str) or not tool.strip():
+        raise _ReplyError(f"{TOOL_KIND} needs a tool, one of {', '.join(TOOLS_BY_NAME)}; e.g. {TOOL_EXAMPLE_REPLY}")
+    arguments: dict[str, Any] = {}
+    for key, value in params.items():
+        if key in _PARAM_KEYS:
+            arguments.update(_decode_arguments(value))
+        elif key not in (*_KIND_KEYS, *_TOOL_KEYS):
+            arguments[key] = value
+    values = {str(name).strip(): _argument_text(str(name), value) for name, value in arguments.items()}
+    spec = TOOLS_BY_NAME.get(tool.strip().lower())
+    if spec is not None:  # the tool's own argument order, however the reply ordered them
+        order = {name: n for n, name in enumerate(spec.arguments)}
+        values = dict(sorted(values.items(), key=lambda item: order.get(item[0], len(order))))
+    return parse({"action_type": TOOL_KIND, "tool": tool.strip().lower(), "arguments": values})
+
+
 def _to_action(kind: Any, params: dict[str, Any]) -> Action:
     if not isinstance(kind, str) or not kind.strip():
         raise _ReplyError(f"the action name must be a non-empty string, got {json.dumps(kind)}")
+    name = kind.strip().lower()
+    if name == TOOL_KIND:
+        return _tool_action(next((params[k] for k in (*_TOOL_KEYS, "name") if k in params), None), params)
+    if name in TOOLS_BY_NAME:  # a tool named as the action (a tool function's call)
+        return _tool_action(name, params)
     data = {k: v for k, v in _normalise(params).items() if k not in (*_KIND_KEYS, *_PARAM_KEYS)}
     if not isinstance(data.get("fields", []), list | tuple):
         raise _ReplyError("fields must be a list of field names")
@@ -381,27 +522,39 @@ def _find_json(text: str) -> Any:
     raise _ReplyError(f"the reply contains no JSON object; expected e.g. {EXAMPLE_REPLY}")
 
 
-def parse_action(text: str) -> Action:
+def _allowed(action: Action, allowed_actions: Sequence[str] | None, raw: str) -> Action:
+    """The action, or an invalid one when the task does not take its kind (which a step would refuse)."""
+    if not allowed_actions or action.kind == INVALID_KIND or action.kind in allowed_actions:
+        return action
+    return invalid(raw, f"this task does not take {action.kind}; its actions: {', '.join(allowed_actions)}")
+
+
+def parse_action(text: str, allowed_actions: Sequence[str] | None = None) -> Action:
     """Read a model's reply as an Action. Never raises: anything unusable becomes an
-    invalid action carrying the raw text and a clear error."""
+    invalid action carrying the raw text and a clear error. Given the task's `allowed_actions`
+    (an observation's), an action of any other kind (e.g. use_tool outside the expert task) is
+    invalid too, as a penalised step rather than an error of the episode."""
     raw = text if isinstance(text, str) else repr(text)
     try:
-        return _from_object(_find_json(raw))
+        return _allowed(_from_object(_find_json(raw)), allowed_actions, raw)
     except (_ReplyError, InvalidActionError) as exc:
         return invalid(raw, str(exc))
     except Exception as exc:  # a parser must not crash an episode
         return invalid(raw, f"could not read the reply: {type(exc).__name__}: {exc}")
 
 
-def parse_tool_call(name: str, arguments: str | Mapping[str, Any] | None) -> Action:
-    """Read one tool call (function name and its arguments, a JSON string or a mapping).
+def parse_tool_call(
+    name: str, arguments: str | Mapping[str, Any] | None, allowed_actions: Sequence[str] | None = None
+) -> Action:
+    """Read one tool call (function name and its arguments, a JSON string or a mapping): an
+    action's function, or a help-desk tool's (named by the tool) as a use_tool action.
     Never raises, like parse_action."""
     try:
         raw = json.dumps({"name": name, "arguments": arguments}, default=str)
     except Exception:
         raw = repr((name, arguments))
     try:
-        return _to_action(name, _decode_arguments(arguments))
+        return _allowed(_to_action(name, _decode_arguments(arguments)), allowed_actions, raw)
     except (_ReplyError, InvalidActionError) as exc:
         return invalid(raw, str(exc))
     except Exception as exc:

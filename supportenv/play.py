@@ -2,6 +2,7 @@
 
     python -m supportenv.play --task end_to_end_resolution --split validation --seed 3
     python -m supportenv.play --seed 3 --replies replies.txt [--system] [--json]
+    python -m supportenv.play --task expert_resolution --seed 3
     python -m supportenv.play --list-tasks
 
 Every decision shows the chat prompt `supportenv.llm.render_prompt` builds for the current
@@ -10,6 +11,23 @@ observation (the messages the LLM policy sends), every reply is read with
 penalised invalid step), and every step shows the parsed action, the step reward and its named
 parts, the feedback and the conversation it added. At the end: the grader's grade of the
 trajectory, component by component.
+
+Tasks: the three of the source designs and expert_resolution (see --list-tasks). The header names
+the actions the task takes; an action it does not take is read as a penalised invalid step.
+
+The expert task (expert_resolution) also takes use_tool: a call of one of the help desk's tools on
+the customer's system of record, written as JSON like every other reply:
+    {"action": "use_tool", "tool": "look_up_order", "arguments": {"order_id": "ORD-123456"}}
+    {"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-123456", "amount": "12.50"}}
+    {"action": "use_tool", "tool": "verify_identity", "arguments": {}}
+Argument values are strings (numbers are accepted). After a tool call the step shows the tool's
+result (status ok / not_found / refused, a message, and the data it found), and the next prompt
+shows it once. The tools, with their arguments (* = needs the customer verified first; what each
+does is in the system prompt):
+{tools}
+Verify the customer (verify_identity) once they have given, in the conversation, their account
+email and an order id or their card's last four digits (ask_for_more_info with fields
+account_email, order_id or card_last_four).
 
 Interactive (default): a reply is one or more lines of text ended by an empty line; Ctrl-D stops.
 
@@ -35,13 +53,15 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from supportenv.actions import INVALID_KIND, Action
+from supportenv.catalog import TOOL_KIND
 from supportenv.episode import StepResult, observe, step
 from supportenv.errors import InvalidRequestError, SupportEnvError
 from supportenv.graders import Grade, gate_rules, grade_trajectory
-from supportenv.llm import EXAMPLE_REPLY, parse_action, render_prompt
+from supportenv.llm import EXAMPLE_REPLY, TOOL_EXAMPLE_REPLY, parse_action, render_prompt
 from supportenv.replay import new_episode
 from supportenv.rewards import REWARD_TABLE
-from supportenv.tasks import TASK_IDS, TASKS
+from supportenv.tasks import ALL_TASK_IDS, ALL_TASKS, get_task
+from supportenv.tools import TOOLS, ToolResult
 from supportenv.world import SPLITS
 
 PROG = "python -m supportenv.play"
@@ -65,8 +85,13 @@ class StepReport:
     def feedback(self) -> str:
         return self.result.observation.last_action_feedback
 
+    @property
+    def tool_result(self) -> ToolResult | None:
+        return self.result.observation.tool_result
+
     def to_dict(self) -> dict[str, Any]:
         result = self.result
+        tool_result = self.tool_result
         return {
             "step": self.number,
             "reply": self.reply,
@@ -74,6 +99,7 @@ class StepReport:
             "reward": result.reward,
             "breakdown": [{"name": name, "value": value} for name, value in result.breakdown],
             "feedback": self.feedback,
+            "tool_result": dataclasses.asdict(tool_result) if tool_result is not None else None,
             "conversation": [{"speaker": speaker, "text": text} for speaker, text in self.conversation],
             "terminated": result.terminated,
             "truncated": result.truncated,
@@ -85,6 +111,11 @@ class Session:
 
     def __init__(self, task_id: str, split: str, seed: int) -> None:
         self.scenario, self.state = new_episode(task_id, split, seed)
+        self.allowed_actions = get_task(task_id).allowed_actions
+
+    @property
+    def takes_tools(self) -> bool:
+        return TOOL_KIND in self.allowed_actions
 
     @property
     def done(self) -> bool:
@@ -95,7 +126,7 @@ class Session:
         return render_prompt(observe(self.scenario, self.state))
 
     def take(self, reply: str) -> StepReport:
-        action = parse_action(reply)
+        action = parse_action(reply, self.allowed_actions)  # another kind is an invalid step, not an error
         shown = len(self.state.history)
         result = step(self.scenario, self.state, action)
         added = tuple((speaker, text) for speaker, text, _ in self.state.history[shown:])
@@ -114,6 +145,13 @@ class Session:
         state = self.state
         return grade_trajectory(state.task_id, state.split, state.seed, state.actions)
 
+    def try_grade(self) -> tuple[Grade | None, str]:
+        """The grade, or None and why it could not be computed (a task whose grader is missing)."""
+        try:
+            return self.grade(), ""
+        except Exception as exc:  # the episode was played; say why it has no grade rather than crash
+            return None, f"the grader could not grade task {self.state.task_id}: {type(exc).__name__}: {exc}"
+
 
 # ---- text for people ----
 
@@ -131,8 +169,29 @@ def format_header(session: Session) -> str:
     state, brief = session.state, session.scenario.briefing
     return (
         f"Ticket {brief.ticket_id}: task {state.task_id}, split {state.split}, seed {state.seed}, "
-        f"at most {brief.max_steps} steps"
+        f"at most {brief.max_steps} steps\n"
+        f"Actions this task takes: {', '.join(session.allowed_actions)}"
+        + (f"\nTools (use_tool): {', '.join(_tool_signature(spec) for spec in TOOLS)}" if session.takes_tools else "")
     )
+
+
+def _tool_signature(spec: Any) -> str:
+    return f"{spec.name}({', '.join(spec.arguments)}){'*' if spec.needs_verification else ''}"
+
+
+def format_tool_list() -> str:
+    return "\n".join(f"    {_tool_signature(spec):<44} {spec.kind}, ${spec.cost:.2f}" for spec in TOOLS)
+
+
+def format_tool_result(result: ToolResult) -> list[str]:
+    """A tool call's result for a reader: the tool, status and message, then its data as indented JSON."""
+    lines = [f"Tool result: {result.tool}: {result.status}: {result.message}"]
+    if result.data:
+        data = json.dumps(result.data, ensure_ascii=False, indent=2, default=str)
+        lines.extend(f"  {line}" for line in data.splitlines())
+    else:
+        lines.append("  (no data)")
+    return lines
 
 
 def format_prompt(messages: list[dict[str, str]], step: int, with_system: bool) -> str:
@@ -163,6 +222,8 @@ def format_step(report: StepReport) -> str:
     if not breakdown:
         lines.append("  (no reward parts)")
     lines.append(f"Feedback: {report.feedback or '(none)'}")
+    if report.tool_result is not None:
+        lines.extend(format_tool_result(report.tool_result))
     lines.append("Conversation added:")
     lines.extend(f"  {speaker}: {text}" for speaker, text in report.conversation)
     if not any(speaker == "customer" for speaker, _ in report.conversation):
@@ -191,17 +252,22 @@ def format_grade(grade: Grade) -> str:
 def format_end(session: Session) -> str:
     state = session.state
     summary = f"{session.ending()}, after {state.step} steps; return {_signed(state.cumulative_reward)}"
-    return f"{heading('EPISODE ENDED')}\n{summary}\n\n{format_grade(session.grade())}"
+    grade, why = session.try_grade()
+    graded = format_grade(grade) if grade is not None else f"{heading('GRADE')}\nNo grade: {why}"
+    return f"{heading('EPISODE ENDED')}\n{summary}\n\n{graded}"
 
 
 def format_tasks() -> str:
     lines = ["Tasks (--task):"]
-    width = max(len(t.task_id) for t in TASKS)
-    for t in TASKS:
+    width = max(len(t.task_id) for t in ALL_TASKS)
+    for t in ALL_TASKS:
         lines.append(
             f"  {t.task_id:<{width}}  {t.difficulty:<6}  at most {t.max_steps:>2} steps, "
             f"pass mark {t.pass_threshold:.2f}: {t.description}"
         )
+        if TOOL_KIND in t.allowed_actions:
+            lines.append(f"  {'':<{width}}  also takes {TOOL_KIND}, with the tools (* = needs verification):")
+            lines.extend(f"  {'':<{width}}  {line}" for line in format_tool_list().splitlines())
     lines.append(f"Splits (--split): {', '.join(SPLITS)}")
     return "\n".join(lines)
 
@@ -227,7 +293,9 @@ def play_interactive(session: Session, stdin: TextIO, out: TextIO) -> int:
     print(
         "You are the agent. Each decision shows the prompt a language model gets (the system prompt below comes "
         "before every user prompt); reply with one action as JSON, e.g.\n"
-        f"{EXAMPLE_REPLY}\n\n{format_prompt(messages, session.state.step, with_system=True)}",
+        f"{EXAMPLE_REPLY}\n"
+        + (f"or, to call a tool,\n{TOOL_EXAMPLE_REPLY}\n" if session.takes_tools else "")
+        + f"\n{format_prompt(messages, session.state.step, with_system=True)}",
         file=out,
     )
     while True:
@@ -271,6 +339,7 @@ def play_replies(session: Session, source: str, stdin: TextIO, out: TextIO, with
     reports = list(replay_replies(session, replies, source))  # all checked before anything is printed
     if as_json:
         state = session.state
+        grade, why = session.try_grade() if session.done else (None, "")
         document = {
             "task_id": state.task_id,
             "split": state.split,
@@ -280,7 +349,8 @@ def play_replies(session: Session, source: str, stdin: TextIO, out: TextIO, with
             "done": session.done,
             "ending": session.ending() if session.done else "",
             "messages": None if session.done else session.messages(),
-            "grade": dataclasses.asdict(session.grade()) if session.done else None,
+            "grade": dataclasses.asdict(grade) if grade is not None else None,
+            **({"grade_error": why} if why else {}),
         }
         print(json.dumps(document, ensure_ascii=False, indent=2), file=out)
         return 0
@@ -305,8 +375,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", default="end_to_end_resolution", help=f"one of {', '.join(TASK_IDS)}")
+    description = (__doc__ or "").replace("{tools}", format_tool_list())
+    parser = _Parser(prog=PROG, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", default="end_to_end_resolution", help=f"one of {', '.join(ALL_TASK_IDS)}")
     parser.add_argument("--split", default="validation", help=f"one of {', '.join(SPLITS)}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--replies", metavar="FILE", help="stateless mode: the replies so far, one per line; - = stdin")

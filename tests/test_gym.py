@@ -367,3 +367,136 @@ def test_long_observations_leave_out_the_oldest_turns():
     assert text.startswith("Ticket ") and "Turn 11:" in text and "Last feedback:" in text
     assert spaces.Text(budget, charset=sg.text_env.OBSERVATION_CHARSET).contains(text)
     assert render_observation(dataclasses.replace(obs, customer_message="caf\u00e9 \u2014 ok")).count("cafe - ok") == 1
+
+
+# ---- the expert task: the text env takes use_tool; the feature env refuses it ----
+
+EXPERT = "expert_resolution"
+
+
+def test_text_env_action_space_for_the_expert_task():
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT).unwrapped
+    space = env.action_space
+    assert set(space.spaces) == {
+        "kind",
+        "category",
+        "priority",
+        "issue_type",
+        "fields",
+        "article",
+        "department",
+        "text",
+        "tool",
+        "arguments",
+    }
+    assert space["kind"].n == 9 and sg.text_env.TOOL_ACTION_KINDS[8] == "use_tool"
+    assert space["tool"].n == 11
+    call = Action("use_tool", tool="issue_refund", arguments=(("order_id", "ORD-1"), ("amount", "12.50")))
+    encoded = sg.encode_action(call)
+    assert space.contains(encoded) and sg.decode_action(encoded) == call
+    plain = sg.encode_action(Action("mark_resolved", text="Done."), tools=True)
+    assert space.contains(plain) and sg.decode_action(plain) == Action("mark_resolved", text="Done.")
+    # The source tasks' space is unchanged.
+    assert "tool" not in gymnasium.make(sg.TEXT_ENV_ID).unwrapped.action_space.spaces
+
+
+def test_text_env_plays_the_expert_task_with_tool_calls():
+    from supportenv import casework
+
+    seed = 3
+    scenario, _ = new_episode(EXPERT, "train", seed)
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT).unwrapped
+    obs, info = env.reset(seed=seed)
+    assert "Allowed actions: " in obs and "use_tool" in obs and "issue_refund(order_id, amount)*" in obs
+    assert "Last tool result: none" in obs
+    # JSON text, as a language model writes it.
+    ask = '{"action": "ask_for_more_info", "fields": ["account_email", "order_id", "card_last_four"]}'
+    obs, *_ = env.step(ask)
+    facts = dict(env.last_observation.revealed_facts)
+    assert "account_email" in facts
+    # The Dict form of a look-up.
+    obs, _, _, _, info = env.step(
+        sg.encode_action(
+            Action("use_tool", tool="look_up_payments", arguments=(("account_email", facts["account_email"]),))
+        )
+    )
+    assert info["action"].startswith("look_up_payments(") and info["tool_result"]["status"] == "ok"
+    assert "Last tool result: look_up_payments: ok: " in obs and '"payments":[' in obs
+    # An action dict and an Action.
+    obs, *_, info = env.step({"action_type": "use_tool", "tool": "verify_identity", "arguments": {}})
+    assert info["tool_result"]["tool"] == "verify_identity"
+    for call in casework.remedy_calls(scenario):
+        if call.name != "verify_identity":
+            obs, *_, info = env.step(Action("use_tool", tool=call.name, arguments=call.arguments))
+            assert "tool_result" in info
+    obs, *_, info = env.step(
+        sg.encode_action(Action("respond_with_solution", text="Thank you, all sorted."), tools=True)
+    )
+    assert "tool_result" not in info and "Last tool result: none" in obs
+    *_, terminated, _, info = env.step(sg.encode_action(Action("mark_resolved", text="Done."), tools=True))
+    assert terminated and "score" in info and "records" in info["grade_components"]
+
+
+def test_bad_tool_actions_are_penalised_steps_on_every_task():
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT).unwrapped
+    env.reset(seed=1)
+    base = sg.encode_action(Action("mark_resolved"), tools=True)
+    for junk in (
+        {**base, "kind": 8, "tool": 0},
+        {**base, "kind": 8, "tool": 2, "arguments": "not json"},
+        {**base, "kind": 8, "tool": 2, "arguments": '["x"]'},
+        {**base, "kind": 8, "tool": 2, "arguments": '{"order_id": null}'},
+        {**base, "kind": 8, "tool": 2, "arguments": "{}"},
+        {**base, "kind": 8, "tool": 99},
+        '{"action": "use_tool", "tool": "nope"}',
+    ):
+        _, reward, _, _, info = env.step(junk)
+        assert info["action"] == "invalid_action" and reward < 0, junk
+    old = gymnasium.make(sg.TEXT_ENV_ID).unwrapped
+    obs, _ = old.reset(seed=1)
+    assert "Last tool result" not in obs and "Allowed actions" not in obs
+    obs, reward, *_, info = old.step(Action("use_tool", tool="check_service_status"))
+    assert info["action"] == "invalid_action" and "does not take use_tool" in info["invalid_action"]
+    assert reward < 0 and "does not take use_tool" in obs
+
+
+def test_feature_env_refuses_the_expert_task_and_names_the_text_env():
+    with pytest.raises(ValueError, match="use the text env SupportEnv-v0"):
+        gymnasium.make(sg.FEATURE_ENV_ID, task_id=EXPERT)
+    env = gymnasium.make(sg.FEATURE_ENV_ID).unwrapped
+    with pytest.raises(ValueError, match="does not take task expert_resolution"):
+        env.reset(seed=0, options={"task_id": EXPERT})
+    env.reset(seed=0)  # the env still works for its own tasks
+
+
+def test_random_expert_rollouts_never_raise():
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT)
+    env.action_space.seed(7)
+    for seed in range(3):
+        env.reset(seed=seed)
+        done = False
+        while not done:
+            *_, terminated, truncated, _ = env.step(env.action_space.sample())
+            done = terminated or truncated
+
+
+def test_expert_text_env_passes_the_env_checker():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT).unwrapped, skip_render_check=True)
+
+
+def test_the_oracle_passes_the_expert_task_through_the_text_env():
+    from supportenv import expert
+
+    seed = 4
+    scenario, state = new_episode(EXPERT, "train", seed)
+    env = gymnasium.make(sg.TEXT_ENV_ID, task_id=EXPERT, split="train").unwrapped
+    env.reset(seed=seed)
+    done = False
+    while not done:
+        action = expert.expert_action(scenario, state, EXPERT)
+        step(scenario, state, action)
+        *_, terminated, truncated, info = env.step(sg.encode_action(action, tools=True))
+        done = terminated or truncated
+    assert info["passed"] and info["score"] == pytest.approx(1.0)

@@ -4,6 +4,7 @@ against a scripted OpenAI-compatible server on loopback (the real model is exter
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import json
 import os
@@ -470,3 +471,141 @@ def test_any_exception_in_an_episode_still_prints_end(services):
     episodes = parse_log(out.getvalue())
     assert [len(e["steps"]) for e in episodes] == [1, 1]
     assert all(e["success"] == "false" for e in episodes)
+
+
+# ---- the expert task: use_tool and the help desk's tools ----
+
+EXPERT = "expert_resolution"
+
+
+def _expert_observation_after_a_look_up(seed: int = 3) -> Observation:
+    from supportenv import actions
+    from supportenv.episode import observe, step
+    from supportenv.replay import new_episode
+
+    scenario, state = new_episode(EXPERT, "validation", seed)
+    step(scenario, state, actions.ask("account_email", "order_id"))
+    order_id = dict(observe(scenario, state).revealed_facts)["order_id"]
+    return step(scenario, state, actions.use_tool("look_up_order", order_id=order_id)).observation
+
+
+def test_expert_prompt_lists_use_tool_every_tool_and_the_last_tool_result():
+    from supportenv.tools import TOOLS
+
+    obs = _expert_observation_after_a_look_up()
+    system, user = (m["content"] for m in render_prompt(obs))
+    assert "- use_tool: " in system
+    for spec in TOOLS:
+        line = next(line for line in system.splitlines() if line.startswith(f"- {spec.name}("))
+        assert line.startswith(f"- {spec.name}({', '.join(spec.arguments)}): {spec.description}")
+        assert f"Cost ${spec.cost:.2f}" in line
+        assert ("needs the customer verified first" in line) == spec.needs_verification
+        example = {"action": "use_tool", "tool": spec.name, "arguments": {a: f"<{a}>" for a in spec.arguments}}
+        assert json.dumps(example) in system
+    result = obs.tool_result
+    assert result is not None and result.status == "ok"
+    assert f"- look_up_order: ok: {result.message}" in user
+    assert "  data: " + json.dumps(result.data, separators=(",", ":"), ensure_ascii=False) in user
+    # After any other action the result is gone, and the prompt says so.
+    plain = dataclasses.replace(obs, tool_result=None)
+    assert "(your last action was not a tool call)" in render_prompt(plain)[1]["content"]
+
+
+def test_the_source_tasks_prompts_and_schemas_never_mention_tools():
+    for task_id in TASKS:
+        obs, _ = _observation_after_asking(task_id, 1)
+        text = "\n".join(m["content"] for m in render_prompt(obs))
+        assert "use_tool" not in text and "look_up_order" not in text and "tool call" not in text
+        assert [t["function"]["name"] for t in action_tools(task_id)] == list(ACTION_KINDS)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-1", "amount": "12.50"}}',
+        '{"action_type": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-1", "amount": 12.50}}',
+        '{"action": "use_tool", "tool": "issue_refund", "arguments": {"amount": "12.50", "order_id": "ORD-1"}}',
+        '{"action": "use_tool", "tool": "issue_refund", "order_id": "ORD-1", "amount": "12.50"}',
+        '{"action": "use_tool", "tool": "Issue_Refund", '
+        '"arguments": "{\\"order_id\\": \\"ORD-1\\", \\"amount\\": 12.50}"}',
+        '{"action": "issue_refund", "order_id": "ORD-1", "amount": "12.50"}',
+        '{"name": "use_tool", "arguments": {"tool": "issue_refund", '
+        '"arguments": {"order_id": "ORD-1", "amount": "12.50"}}}',
+        'Refunding now:\n```json\n{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-1", '
+        '"amount": "12.50"}}\n```',
+    ],
+)
+def test_parses_a_use_tool_reply(reply):
+    from supportenv.actions import use_tool
+
+    action = parse_action(reply)
+    expected = use_tool("issue_refund", order_id="ORD-1", amount="12.50")
+    assert action.kind == "use_tool" and action.tool == "issue_refund", action.error
+    assert dict(action.arguments)["order_id"] == "ORD-1" and float(dict(action.arguments)["amount"]) == 12.5
+    assert [k for k, _ in action.arguments] == [k for k, _ in expected.arguments]  # the tool's argument order
+
+
+def test_use_tool_replies_that_do_not_validate_are_invalid_with_a_clear_error():
+    cases = {
+        '{"action": "use_tool"}': "use_tool needs a tool",
+        '{"action": "use_tool", "tool": "delete_everything"}': "unknown tool 'delete_everything'",
+        '{"action": "use_tool", "tool": "look_up_order", "arguments": {}}': "look_up_order needs order_id",
+        '{"action": "use_tool", "tool": "look_up_order", "arguments": {"order_id": null}}': "must be a string",
+        '{"action": "use_tool", "tool": "look_up_order", "arguments": {"order_id": ["x"]}}': "must be a string",
+        '{"action": "use_tool", "tool": "look_up_order", "arguments": {"order": "ORD-1"}}': "look_up_order takes",
+        '{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "O", "amount": "lots"}}': "a number",
+        '{"action": "use_tool", "tool": "look_up_order", "arguments": 7}': "must be a JSON object",
+    }
+    for reply, error in cases.items():
+        action = parse_action(reply)
+        assert action.kind == INVALID_KIND and error in action.error, (reply, action.error)
+
+
+def test_an_action_the_task_does_not_take_is_an_invalid_step_not_a_crash():
+    from supportenv.tasks import get_task
+
+    reply = '{"action": "use_tool", "tool": "check_service_status", "arguments": {}}'
+    allowed = get_task("end_to_end_resolution").allowed_actions
+    action = parse_action(reply, allowed)
+    assert action.kind == INVALID_KIND and "does not take use_tool" in action.error
+    assert parse_tool_call("check_service_status", {}, allowed).kind == INVALID_KIND
+    assert parse_action(reply, get_task(EXPERT).allowed_actions).tool == "check_service_status"
+    env = SupportEnv(task_id="end_to_end_resolution", split="test", seed=1)
+    obs = env.reset()
+    obs, reward, *_ = env.step(parse_action(reply, obs.allowed_actions))
+    assert reward < 0 and "does not take use_tool" in obs.last_action_feedback
+
+
+def test_expert_tool_schemas_one_function_per_tool_named_by_the_tool():
+    from supportenv.tools import TOOLS
+
+    tools = action_tools(EXPERT)
+    names = [t["function"]["name"] for t in tools]
+    assert names == [*ACTION_KINDS, *(spec.name for spec in TOOLS)]
+    assert action_tools() == action_tools("end_to_end_resolution")  # the old schemas, unchanged
+    for spec, tool in zip(TOOLS, tools[len(ACTION_KINDS) :], strict=True):
+        params = tool["function"]["parameters"]
+        assert list(params["properties"]) == list(spec.arguments) == params["required"]
+        assert spec.description in tool["function"]["description"]
+        args = {a: ("12.50" if a == "amount" else "ORD-1") for a in spec.arguments}
+        action = parse_tool_call(spec.name, json.dumps(args))
+        assert (action.kind, action.tool, dict(action.arguments)) == ("use_tool", spec.name, args), action.error
+    generic = parse_tool_call("use_tool", {"tool": "verify_identity", "arguments": {}})
+    assert (generic.kind, generic.tool, generic.arguments) == ("use_tool", "verify_identity", ())
+
+
+def test_llm_policy_offers_the_tools_on_the_expert_task():
+    pytest.importorskip("openai")
+    from baseline_agent.llm_policy import LLMPolicy
+
+    obs = _expert_observation_after_a_look_up()
+    order_id = dict(obs.revealed_facts)["order_id"]
+    script = [("tool", "look_up_order", json.dumps({"order_id": order_id})), json.dumps({"action": "mark_resolved"})]
+    with ScriptedModel(script) as model:
+        policy = LLMPolicy(model="m", base_url=model.url, api_key="k", tool_calls=True, timeout_s=10)
+        policy.begin(EXPERT, "validation", 3)
+        action = policy.act(obs)
+        assert (action.kind, action.tool, action.arguments) == ("use_tool", "look_up_order", (("order_id", order_id),))
+        assert policy.act(obs).kind == "mark_resolved"
+    names = [t["function"]["name"] for t in model.requests[0]["tools"]]
+    assert "issue_refund" in names and "use_tool" not in names

@@ -30,7 +30,7 @@ from openenv_adapter.client import SupportEnvClient
 from openenv_adapter.health_probe import wait_healthy
 from openenv_adapter.models import SupportAction, SupportObservation
 from supportenv import actions, episode, expert, replay
-from supportenv.catalog import ARTICLES
+from supportenv.catalog import ARTICLES, TOOL_KIND
 from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -294,7 +294,12 @@ def test_http_routes(adapter_url):
     assert status == 200 and metadata["name"] == "supportenv"
     status, schema = http(adapter_url + "/schema")
     assert status == 200
-    assert set(schema["action"]["properties"]["kind"]["enum"]) == {*actions.ACTION_KINDS, actions.INVALID_KIND}
+    assert set(schema["action"]["properties"]["kind"]["enum"]) == {
+        *actions.ACTION_KINDS,
+        TOOL_KIND,
+        actions.INVALID_KIND,
+    }
+    assert {"tool", "arguments"} <= set(schema["action"]["properties"])
     library_fields = {f.name for f in dataclasses.fields(episode.Observation)}
     assert library_fields | {"reward", "done", "reward_breakdown"} <= set(schema["observation"]["properties"])
     assert set(SupportObservation.model_fields) >= library_fields
@@ -413,3 +418,88 @@ def test_grpc_image_resolves_without_openenv(tmp_path):
     names = {item["metadata"]["name"].lower().replace("_", "-") for item in json.loads(report.read_text())["install"]}
     assert "grpcio" in names, names
     assert not FORBIDDEN_IN_GRPC_IMAGE & names, names
+
+
+# --- the expert task: use_tool, tool_result and allowed_actions ---------------------------
+
+EXPERT = "expert_resolution"
+
+
+def expert_task_plan(seed: int, split: str = "validation") -> list[actions.Action]:
+    """Gather the facts, classify, look up, make the case's changes, answer, close."""
+    from supportenv import casework
+
+    scenario, _ = replay.new_episode(EXPERT, split, seed)
+    exp = scenario.expected
+    plan = [
+        actions.ask(*dict.fromkeys((*exp.facts, "account_email", "order_id"))),
+        actions.classify(exp.category, exp.priority, exp.issue_type),
+        actions.use_tool("check_service_status"),
+        *(actions.Action(TOOL_KIND, tool=c.name, arguments=c.arguments) for c in casework.remedy_calls(scenario)),
+        actions.respond("Thank you for your patience: I have sorted this for you."),
+        actions.resolve("done"),
+    ]
+    return plan
+
+
+def test_expert_task_in_process():
+    from openenv_adapter.environment import SupportEnvironment
+
+    seed = 3
+    env = SupportEnvironment()
+    first = env.reset(task_id=EXPERT, split="validation", seed=seed)
+    assert first.allowed_actions[-1] == TOOL_KIND and first.tool_result is None
+    scenario, state = replay.new_episode(EXPERT, "validation", seed)
+    assert first.to_library() == episode.observe(scenario, state)
+    for action in expert_task_plan(seed):
+        obs = env.step(SupportAction.from_library(action))
+        local = episode.step(scenario, state, action)
+        assert obs.to_library() == local.observation, action.label()
+        assert obs.reward == local.reward and obs.reward_breakdown == dict(local.breakdown)
+        assert (obs.tool_result is not None) == (action.kind == TOOL_KIND)
+    assert obs.done and obs.terminated
+    assert env.state.actions == [a.to_dict() for a in expert_task_plan(seed)]
+    # Numbers are accepted for argument values, read as their text.
+    env.reset(task_id=EXPERT, seed=1)
+    action = SupportAction(kind=TOOL_KIND, tool="issue_refund", arguments={"order_id": "ORD-1", "amount": 12.5})
+    assert action.to_library().arguments == (("order_id", "ORD-1"), ("amount", "12.5"))
+    refused = env.step(action)  # not verified yet
+    assert refused.tool_result is not None and refused.tool_result.status == "refused"
+    # A bad tool call is a penalised step; so is use_tool on a task that does not take it.
+    bad = env.step(SupportAction(kind=TOOL_KIND, tool="no_such_tool"))
+    assert bad.reward_breakdown == {"invalid_action": -0.1} and "unknown tool" in bad.last_action_feedback
+    env.reset(task_id="end_to_end_resolution", seed=1)
+    outside = env.step(SupportAction(kind=TOOL_KIND, tool="check_service_status"))
+    assert outside.reward_breakdown == {"invalid_action": -0.1} and outside.tool_result is None
+    assert "does not take use_tool" in outside.last_action_feedback
+
+
+def test_expert_task_over_the_adapters_websocket_and_http(adapter_url):
+    seed = 2
+    scenario, state = replay.new_episode(EXPERT, "validation", seed)
+    with client(adapter_url).sync() as env:
+        result = env.reset(task_id=EXPERT, split="validation", seed=seed)
+        assert result.observation.to_library() == episode.observe(scenario, state)
+        for action in expert_task_plan(seed):
+            result = env.step(SupportAction.from_library(action))
+            local = episode.step(scenario, state, action)
+            assert result.observation.to_library() == local.observation, action.label()
+            assert result.reward == local.reward
+            if action.kind == TOOL_KIND:
+                assert result.observation.tool_result.tool == action.tool
+        assert result.done
+        assert env.state().actions == [a.to_dict() for a in expert_task_plan(seed)]
+    # A raw JSON tool call, as any OpenEnv client sends it.
+    with generic_client(adapter_url).sync() as env:
+        env.reset(task_id=EXPERT, split="validation", seed=seed)
+        result = env.step({"kind": TOOL_KIND, "tool": "check_service_status", "arguments": {}})
+        assert result.observation["tool_result"]["tool"] == "check_service_status"
+        assert result.observation["tool_result"]["status"] == "ok"
+        assert TOOL_KIND in result.observation["allowed_actions"]
+        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+            env.step({"kind": TOOL_KIND, "tool": "look_up_order", "arguments": ["ORD-1"]})
+    status, body = http(adapter_url + "/reset", {"task_id": EXPERT, "seed": seed, "split": "validation"})
+    assert status == 200 and body["observation"]["allowed_actions"][-1] == TOOL_KIND
+    assert body["observation"]["tool_result"] is None
+    status, schema = http(adapter_url + "/schema")
+    assert {"tool_result", "allowed_actions"} <= set(schema["observation"]["properties"])

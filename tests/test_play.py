@@ -14,11 +14,12 @@ import pytest
 
 from supportenv import expert
 from supportenv.actions import INVALID_KIND, Action
+from supportenv.catalog import TOOL_KIND
 from supportenv.episode import advance, observe
 from supportenv.graders import grade_trajectory
 from supportenv.llm import ACTION_SPECS, parse_action, render_prompt
 from supportenv.replay import new_episode
-from supportenv.tasks import TASK_IDS
+from supportenv.tasks import ALL_TASK_IDS, TASK_IDS
 
 ROOT = Path(__file__).resolve().parent.parent
 HARD = "end_to_end_resolution"
@@ -51,7 +52,9 @@ def as_reply(action: Action) -> str:
         "department": action.department,
     }
     reply: dict[str, object] = {"action": action.kind}
-    for name in ACTION_SPECS[action.kind][1]:
+    if action.kind == TOOL_KIND:
+        reply.update(tool=action.tool, arguments=dict(action.arguments))
+    for name in ACTION_SPECS.get(action.kind, ("", {}))[1]:
         value = values.get(name, action.text)
         if value:
             reply[name] = value
@@ -79,7 +82,7 @@ def write_replies(tmp_path: Path, replies: list[str]) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("task_id", TASK_IDS)
+@pytest.mark.parametrize("task_id", ALL_TASK_IDS)
 def test_an_expert_episode_from_a_replies_file_gets_the_graders_grade(tmp_path, task_id):
     seed = 2
     replies, _, actions = expert_game(task_id, seed)
@@ -197,3 +200,114 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path):
         assert done.stderr.startswith(ERROR) and message in done.stderr, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert done.stdout == ""
+
+
+# ---- the expert task: use_tool and the help desk's tools ----
+
+EXPERT = "expert_resolution"
+
+
+def expert_task_replies(seed: int) -> list[str]:
+    """A plausible expert-task game as replies: gather the facts (with the account email and an
+    identity proof), classify, look the order up, make the case's changes, answer, close."""
+    from supportenv import casework
+
+    scenario, _ = new_episode(EXPERT, SPLIT, seed)
+    exp = scenario.expected
+    fields = list(dict.fromkeys((*exp.facts, "account_email", "order_id")))
+    replies = [
+        json.dumps({"action": "ask_for_more_info", "fields": fields, "question": "Could you share these, please?"}),
+        json.dumps(
+            {
+                "action": "classify_issue",
+                "category": exp.category,
+                "priority": exp.priority,
+                "issue_type": exp.issue_type,
+            }
+        ),
+        json.dumps({"action": "use_tool", "tool": "check_service_status", "arguments": {}}),
+    ]
+    for call in casework.remedy_calls(scenario):
+        replies.append(json.dumps({"action": "use_tool", "tool": call.name, "arguments": dict(call.arguments)}))
+    replies.append(json.dumps({"action": "respond_with_solution", "message": "Thank you, I have sorted this for you."}))
+    replies.append(json.dumps({"action": "mark_resolved", "summary": "done"}))
+    return replies
+
+
+def test_the_oracles_expert_game_passes_and_shows_every_tool_result(tmp_path):
+    seed = 4
+    replies, _, actions = expert_game(EXPERT, seed)
+    assert any(a.kind == TOOL_KIND for a in actions)
+    out = play("--task", EXPERT, "--seed", str(seed), "--replies", write_replies(tmp_path, replies)).stdout
+    grade = grade_trajectory(EXPERT, SPLIT, seed, actions)
+    assert grade.passed and f"Score {grade.score:.3f}: passed" in out
+    for action in actions:
+        if action.kind == TOOL_KIND:
+            assert f"Tool result: {action.tool}: " in out
+
+
+def test_help_documents_the_expert_task_use_tool_and_every_tool():
+    from supportenv.tools import TOOLS
+
+    done = play("--help")
+    assert done.returncode == 0
+    out = done.stdout
+    assert EXPERT in out and '{"action": "use_tool", "tool": "issue_refund", "arguments": {' in out
+    for spec in TOOLS:
+        assert f"{spec.name}({', '.join(spec.arguments)})" in out, spec.name
+    listed = play("--list-tasks").stdout
+    assert EXPERT in listed and "issue_refund(order_id, amount)*" in listed
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_an_expert_task_episode_plays_to_the_end_with_tool_results(tmp_path, seed):
+    replies = expert_task_replies(seed)
+    path = write_replies(tmp_path, replies)
+    done = play("--task", EXPERT, "--seed", str(seed), "--replies", path, "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["done"] and [s["reply"] for s in document["steps"]] == replies
+    actions = [Action.from_dict(s["action"]) for s in document["steps"]]
+    assert all(a.kind != INVALID_KIND for a in actions), [s["action"] for s in document["steps"]]
+    tool_steps = [s for s in document["steps"] if s["action"]["kind"] == "use_tool"]
+    assert tool_steps and all(s["tool_result"]["status"] in ("ok", "not_found", "refused") for s in tool_steps)
+    assert all(s["tool_result"] is None for s in document["steps"] if s["action"]["kind"] != "use_tool")
+    assert tool_steps[0]["tool_result"]["tool"] == "check_service_status"
+    assert "incidents" in tool_steps[0]["tool_result"]["data"]
+    grade = grade_trajectory(EXPERT, SPLIT, seed, actions)
+    assert document["grade"] == json.loads(json.dumps(dataclasses.asdict(grade))) and "grade_error" not in document
+
+    out = play("--task", EXPERT, "--seed", str(seed), "--replies", path).stdout
+    assert "Actions this task takes: " in out and ", use_tool" in out
+    assert "Tools (use_tool): look_up_customer(account_email)" in out
+    assert "Tool result: check_service_status: ok: " in out
+    assert "EPISODE ENDED" in out and "============ GRADE ============" in out
+    assert f"Score {grade.score:.3f}" in out and "No grade" not in out
+
+
+def test_the_next_expert_prompt_shows_the_tool_result(tmp_path):
+    replies = expert_task_replies(3)[:3]  # ask, classify, check_service_status
+    document = json.loads(
+        play("--task", EXPERT, "--seed", "3", "--replies", write_replies(tmp_path, replies), "--json").stdout
+    )
+    system, user = (m["content"] for m in document["messages"])
+    assert "- use_tool: " in system and "- issue_refund(order_id, amount): " in system
+    assert "Result of your last tool call" in user and "- check_service_status: ok: " in user
+
+
+def test_interactive_expert_play_through_stdin():
+    replies = expert_task_replies(2)
+    done = play("--task", EXPERT, "--seed", "2", stdin="".join(f"{reply}\n\n" for reply in replies))
+    assert done.returncode == 0, done.stderr
+    assert "or, to call a tool," in done.stdout and "Tool result: " in done.stdout
+    assert done.stdout.count("YOUR REPLY") == len(replies) and "EPISODE ENDED" in done.stdout
+
+
+def test_use_tool_on_a_source_task_is_a_penalised_invalid_step(tmp_path):
+    path = write_replies(tmp_path, ['{"action": "use_tool", "tool": "check_service_status", "arguments": {}}'])
+    done = play("--task", HARD, "--replies", path, "--json")
+    assert done.returncode == 0, done.stderr
+    (report,) = json.loads(done.stdout)["steps"]
+    assert report["action"]["kind"] == INVALID_KIND and "does not take use_tool" in report["action"]["error"]
+    assert report["reward"] < 0 and report["tool_result"] is None
+    assert "Tools (use_tool)" not in play("--task", HARD, "--replies", path).stdout

@@ -21,10 +21,10 @@ sent, the last observation, and the `info` dict of a step (the grade when the ep
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from supportenv.actions import Action, invalid, validate
+from supportenv.actions import INVALID_KIND, Action, invalid, validate
 from supportenv.episode import EpisodeState, Observation, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
 from supportenv.graders import Grade, grade_state, grade_trajectory
@@ -136,12 +136,18 @@ def make_backend(remote: str | None = None, timeout: float = REMOTE_TIMEOUT_S) -
     return RemoteBackend(remote, timeout) if remote else InProcessBackend()
 
 
-def check_action(action: Action) -> Action:
-    """The action if it validates, otherwise a penalised `invalid_action` step saying why."""
+def check_action(action: Action, task_id: str | None = None) -> Action:
+    """The action if it validates (and, given `task_id`, is of a kind the task takes), otherwise a
+    penalised `invalid_action` step saying why."""
     try:
-        return validate(action)
+        validate(action)
     except InvalidActionError as exc:
         return invalid(json.dumps(action.to_dict(), sort_keys=True), str(exc))
+    allowed = get_task(task_id).allowed_actions if task_id else ()
+    if allowed and action.kind not in (*allowed, INVALID_KIND):
+        why = f"task {task_id} does not take {action.kind}; its actions: {', '.join(allowed)}"
+        return invalid(json.dumps(action.to_dict(), sort_keys=True), why)
+    return action
 
 
 class Session:
@@ -184,7 +190,7 @@ class Session:
             raise EpisodeFinishedError("call reset() before step()")
         if self.done:
             raise EpisodeFinishedError("the episode has ended; call reset()")
-        action = check_action(action)
+        action = check_action(action, self.episode_task)
         result = self.backend.step(action)
         self.actions.append(action)
         self.observation = result.observation
@@ -195,6 +201,8 @@ class Session:
             "feedback": result.observation.last_action_feedback,
             "invalid_action": action.error,
         }
+        if result.observation.tool_result is not None:
+            info["tool_result"] = asdict(result.observation.tool_result)
         if self.done:
             grade = self.backend.grade()
             info["score"] = grade.score

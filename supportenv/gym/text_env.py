@@ -18,8 +18,20 @@ Action: `spaces.Dict` with
 are used. Any action of the space is handled: one that does not validate (a classification with no
 category, an answer with empty text, ...) becomes a penalised `invalid_action` step whose error
 shows in the next observation's feedback; `step` never raises for it. `encode_action` turns a
-library `Action` into this space's form, and `step` also accepts an `Action` or an action dict
-such as {"action_type": "mark_resolved"}.
+library `Action` into this space's form, and `step` also accepts an `Action`, an action dict
+such as {"action_type": "mark_resolved"}, or a reply as JSON text, as a language model writes it
+(read with `supportenv.llm.parse_action`, e.g. '{"action": "mark_resolved", "summary": "Done"}').
+
+The expert task (expert_resolution, the one task that takes use_tool): an env made for it has
+    kind        Discrete(9)    ACTION_KINDS + use_tool (`TOOL_ACTION_KINDS`)
+    tool        Discrete(11)   ""  + the help desk's tool names (`supportenv.tools.TOOL_NAMES`)
+    arguments   Text(0..512)   the tool's arguments as a JSON object, e.g. '{"order_id": "ORD-123456"}'
+besides the keys above; `encode_action(action, tools=True)` gives that form. A use_tool action may
+also come as JSON text ('{"action": "use_tool", "tool": "look_up_order", "arguments": {"order_id":
+"ORD-123456"}}'), an action dict or an `Action`. Its observation adds the actions the task takes,
+the tools, and the last tool call's result (status, message, data as JSON); `info["tool_result"]`
+has that result as a dict after a tool call. On any other task use_tool is a penalised invalid
+step, and the observation and action space are those of the source designs, unchanged.
 """
 
 from __future__ import annotations
@@ -35,11 +47,21 @@ import numpy as np
 from gymnasium import spaces
 
 from supportenv.actions import ACTION_KINDS, Action, invalid, parse
-from supportenv.catalog import ARTICLES, CATEGORIES, DEPARTMENTS, ISSUE_TYPE_IDS, PRIORITIES, REQUESTABLE_FIELDS
+from supportenv.catalog import (
+    ARTICLES,
+    CATEGORIES,
+    DEPARTMENTS,
+    ISSUE_TYPE_IDS,
+    PRIORITIES,
+    REQUESTABLE_FIELDS,
+    TOOL_KIND,
+)
 from supportenv.episode import Observation
 from supportenv.errors import InvalidActionError
 from supportenv.gym.backend import DEFAULT_SPLIT, DEFAULT_TASK, REMOTE_TIMEOUT_S, Session
+from supportenv.llm import compact_json, parse_action
 from supportenv.tasks import get_task
+from supportenv.tools import TOOL_NAMES, TOOLS
 from supportenv.world import SPLITS
 
 MAX_ACTION_TEXT = 512
@@ -68,6 +90,9 @@ TEXT_ACTION_CHOICES: dict[str, tuple[str, ...]] = {
     "article": ("", *(a.article_id for a in ARTICLES)),
     "department": ("", *DEPARTMENTS),
 }
+# The expert task's action space: one more kind, and the tool call's tool and arguments.
+TOOL_ACTION_KINDS = (*ACTION_KINDS, TOOL_KIND)
+TOOL_CHOICES = ("", *TOOL_NAMES)
 # The parameters each kind uses; the others in a Dict action are ignored.
 _PARAMS = {
     "classify_issue": ("category", "priority", "issue_type"),
@@ -81,10 +106,18 @@ _PARAMS = {
 }
 
 
-def text_action_space() -> spaces.Dict:
+def text_action_space(tools: bool = False) -> spaces.Dict:
+    """The Dict action space; with `tools` (a task that takes use_tool), with use_tool as kind 8
+    and the keys "tool" and "arguments"."""
+    extra: dict[str, spaces.Space[Any]] = {}
+    if tools:
+        extra = {
+            "tool": spaces.Discrete(len(TOOL_CHOICES)),
+            "arguments": spaces.Text(MAX_ACTION_TEXT, min_length=0, charset=ACTION_CHARSET),
+        }
     return spaces.Dict(
         {
-            "kind": spaces.Discrete(len(ACTION_KINDS)),
+            "kind": spaces.Discrete(len(TOOL_ACTION_KINDS if tools else ACTION_KINDS)),
             "category": spaces.Discrete(len(TEXT_ACTION_CHOICES["category"])),
             "priority": spaces.Discrete(len(TEXT_ACTION_CHOICES["priority"])),
             "issue_type": spaces.Discrete(len(TEXT_ACTION_CHOICES["issue_type"])),
@@ -92,14 +125,17 @@ def text_action_space() -> spaces.Dict:
             "article": spaces.Discrete(len(TEXT_ACTION_CHOICES["article"])),
             "department": spaces.Discrete(len(TEXT_ACTION_CHOICES["department"])),
             "text": spaces.Text(MAX_ACTION_TEXT, min_length=0, charset=ACTION_CHARSET),
+            **extra,
         }
     )
 
 
-def encode_action(action: Action) -> dict[str, Any]:
-    """The Dict-space form of a library action (its text is not shortened)."""
-    return {
-        "kind": ACTION_KINDS.index(action.kind),
+def encode_action(action: Action, tools: bool | None = None) -> dict[str, Any]:
+    """The Dict-space form of a library action (its text is not shortened). With `tools` (the
+    expert task's space; by default only for a use_tool action) it has "tool" and "arguments" too."""
+    tools = action.kind == TOOL_KIND if tools is None else tools
+    encoded = {
+        "kind": TOOL_ACTION_KINDS.index(action.kind),
         "category": TEXT_ACTION_CHOICES["category"].index(action.category),
         "priority": TEXT_ACTION_CHOICES["priority"].index(action.priority),
         "issue_type": TEXT_ACTION_CHOICES["issue_type"].index(action.issue_type),
@@ -108,6 +144,10 @@ def encode_action(action: Action) -> dict[str, Any]:
         "department": TEXT_ACTION_CHOICES["department"].index(action.department),
         "text": action.text,
     }
+    if tools:
+        encoded["tool"] = TOOL_CHOICES.index(action.tool)
+        encoded["arguments"] = json.dumps(dict(action.arguments)) if action.kind == TOOL_KIND else ""
+    return encoded
 
 
 def decode_action(action: Any) -> Action:
@@ -116,10 +156,14 @@ def decode_action(action: Any) -> Action:
     but does not validate is turned into one by the session."""
     if isinstance(action, Action):
         return action
+    if isinstance(action, str):  # a reply as a language model writes it
+        return parse_action(action)
     try:
         if isinstance(action, Mapping) and ("action_type" in action):
             return parse(dict(action))
-        kind = ACTION_KINDS[int(action["kind"])]
+        kind = TOOL_ACTION_KINDS[int(action["kind"])]
+        if kind == TOOL_KIND:
+            return _tool_action(action)
         values = {
             "category": _choice(action, "category"),
             "priority": _choice(action, "priority"),
@@ -134,6 +178,26 @@ def decode_action(action: Any) -> Action:
         return invalid(_raw(action), str(exc))
     except (KeyError, IndexError, TypeError, ValueError) as exc:
         return invalid(_raw(action), f"could not read the action: {type(exc).__name__}: {exc}")
+
+
+def _tool_action(action: Mapping[str, Any]) -> Action:
+    index = int(action["tool"])
+    if not 0 <= index < len(TOOL_CHOICES):
+        raise IndexError(f"tool index {index} is out of range 0..{len(TOOL_CHOICES) - 1}")
+    tool = TOOL_CHOICES[index]
+    text = str(action.get("arguments", "") or "").strip()
+    try:
+        arguments = json.loads(text) if text else {}
+    except json.JSONDecodeError as exc:
+        raise InvalidActionError(f"use_tool's arguments must be a JSON object of strings: {exc}") from None
+    if not isinstance(arguments, dict):
+        raise InvalidActionError(f"use_tool's arguments must be a JSON object, got {type(arguments).__name__}")
+    bad = [k for k, v in arguments.items() if isinstance(v, bool) or not isinstance(v, str | int | float)]
+    if bad:
+        raise InvalidActionError(f"use_tool's argument values must be strings (or numbers): {', '.join(bad)}")
+    if not tool:
+        raise InvalidActionError(f"use_tool needs a tool, one of {', '.join(TOOL_NAMES)}")
+    return parse({"action_type": TOOL_KIND, "tool": tool, "arguments": {k: str(v) for k, v in arguments.items()}})
 
 
 def _fields(bits: Any) -> tuple[str, ...]:
@@ -209,6 +273,7 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
         f"Issue types: {', '.join(obs.issue_types)}",
         f"Last reward: {reward}",
         f"Last feedback: {obs.last_action_feedback or 'none'}",
+        *(_tool_lines(obs) if TOOL_KIND in (obs.allowed_actions or get_task(obs.task_id).allowed_actions) else []),
     ]
     text = to_charset("\n".join(head + turns + tail))
     dropped = 0
@@ -217,6 +282,22 @@ def render_observation(obs: Observation, max_chars: int = MAX_OBSERVATION_CHARS)
         kept = [*turns[:1], f"  ... {dropped} earlier turn(s) left out ...", *turns[1 + dropped :]]
         text = to_charset("\n".join(head + kept + tail))
     return text[:max_chars]
+
+
+def _tool_lines(obs: Observation) -> list[str]:
+    """The expert task's part of the observation: the actions it takes, the tools, the last result."""
+    result = obs.tool_result
+    shown = "none (the last action was not a tool call)"
+    if result is not None:
+        shown = f"{result.tool}: {result.status}: {result.message}" + (
+            f" | data: {compact_json(result.data)}" if result.data else ""
+        )
+    return [
+        f"Allowed actions: {', '.join(obs.allowed_actions or get_task(obs.task_id).allowed_actions)}",
+        "Tools (use_tool; * = needs the customer verified first): "
+        + ", ".join(f"{t.name}({', '.join(t.arguments)}){'*' if t.needs_verification else ''}" for t in TOOLS),
+        f"Last tool result: {shown}",
+    ]
 
 
 class _SessionEnv(gymnasium.Env):
@@ -282,7 +363,7 @@ class SupportTextEnv(_SessionEnv):
         super().__init__(task_id, split, remote, render_mode, remote_timeout)
         self.max_observation_chars = max_observation_chars
         self.observation_space = spaces.Text(max_observation_chars, min_length=1, charset=OBSERVATION_CHARSET)
-        self.action_space = text_action_space()
+        self.action_space = text_action_space(tools=TOOL_KIND in get_task(task_id).allowed_actions)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         obs, info = self._reset_session(seed, options)
