@@ -252,8 +252,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
     supportenv.casework enforce them), after the policy every task states."""
     caps = ", ".join(f"{tier} ${cap:.0f}" for tier, cap in variant.refund_caps)
     return (
-        "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look up "
-        "before you act, and tell the customer what the records show when it differs from what they think.",
+        "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look them "
+        "up, and where they differ from what the customer thinks, change nothing they do not bear out and tell "
+        "the customer what they show.",
         "Verify the customer with verify_identity before any refund, address change, cancellation or reship: it "
         "needs the account email and the order id or the card's last four digits, given by the customer in this "
         "conversation (values you looked up do not prove who the customer is).",

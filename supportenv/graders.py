@@ -149,8 +149,9 @@ EXPERT_GATE_RULES = {
     **{k: v for k, v in GATE_RULES.items() if k != "closed"},
     "records": "every change the case needs made to the records, and no other",
     "communication": (
-        "the customer told of each change once it was made (a refund's amount and when it reaches the card) "
-        "and why a refund above the cap is escalated instead"
+        "the customer told of each change once it was made (a refund's amount and when it reaches the card), "
+        "of what the records show where they answer the question or contradict the claim, and why a refund "
+        "above the cap is escalated instead; no change claimed that was not made"
     ),
     "closed": GATE_RULES["closed"],
 }
