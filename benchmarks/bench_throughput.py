@@ -2,7 +2,7 @@
 
     python benchmarks/bench_throughput.py [--seconds 3] [--json PATH]
 
-Steps are full hard-task episodes (resets included) played by a fixed policy: the
+Steps are full hard-task episodes (resets included; in-process, expert-task ones too) played by a fixed policy: the
 expert's actions for a pool of seeds, computed before timing so that only the
 environment and its transport are measured. Each step carries the next episode's reset
 (next_episode), so a new episode starts in the call of the step that ends the last one,
@@ -38,6 +38,7 @@ from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import observe, step
 from supportenv.replay import new_episode
+from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import AsyncEnvClient, EnvClient, VectorEnvClient
@@ -58,13 +59,13 @@ BATCH_CONNECTIONS = 2
 WARM_UP_EPISODES = 5_000
 
 
-def plan(pool: int) -> list[tuple[int, list[Action]]]:
+def plan(pool: int, task: str = TASK) -> list[tuple[int, list[Action]]]:
     episodes = []
     for seed in range(pool):
-        scenario, state = new_episode(TASK, "train", seed)
+        scenario, state = new_episode(task, "train", seed)
         actions = []
         while not state.done:
-            actions.append(expert.expert_action(scenario, state, TASK))
+            actions.append(expert.expert_action(scenario, state, task))
             step(scenario, state, actions[-1])
         episodes.append((seed, actions))
     return episodes
@@ -86,12 +87,12 @@ def timed(seconds: float, body: Callable[[], int]) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def bench_inprocess(episodes, seconds: float) -> float:
+def bench_inprocess(episodes, seconds: float, task: str = TASK) -> float:
     it = iter(range(10**12))
 
     def one() -> int:
         seed, actions = episodes[next(it) % len(episodes)]
-        scenario, state = new_episode(TASK, "train", seed)
+        scenario, state = new_episode(task, "train", seed)
         observe(scenario, state)
         for action in actions:
             step(scenario, state, action)
@@ -387,9 +388,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     library_episodes = plan(POOL)
+    # The expert task's episodes (tool calls, records and casework on the path) step in-process too.
+    expert_episodes = plan(POOL, EXPERT_TASK_ID)
     runs: dict[str, list[float]] = {}
     for run in range(1, args.repeat + 1):
         runs.setdefault("inprocess_steps_per_s", []).append(bench_inprocess(library_episodes, args.seconds))
+        runs.setdefault("inprocess_expert_steps_per_s", []).append(
+            bench_inprocess(expert_episodes, args.seconds, EXPERT_TASK_ID)
+        )
         for key, value in grpc_figures(library_episodes, args.seconds, run, args.memory_episodes).items():
             runs.setdefault(key, []).append(value)
     runs.update(openenv_figures(library_episodes, args.seconds, args.repeat))

@@ -31,7 +31,7 @@ from supportenv.solutions import (
 )
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.text import is_polite, is_rude, judge, verdict
-from supportenv.tools import CHANGE, OK, REFUSED, TOOLS_BY_NAME, Change, Desk, ToolResult, use_tool
+from supportenv.tools import CHANGE, OK, REFUSED, TOOLS_BY_NAME, Change, Desk, ToolResult, run_valid_call
 from supportenv.world import Scenario, tokenize
 
 
@@ -1387,7 +1387,8 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     call = action.tool_call()
     spec = TOOLS_BY_NAME[call.name]
     before = state.desk
-    result, desk = use_tool(
+    # (the action was validated when it was taken: actions.validate checks its tool call)
+    result, desk = run_valid_call(
         scenario.records, before, call, said_facts(scenario, state), scenario.policy.refund_cap(scenario.tier)
     )
     state.tool_result = result

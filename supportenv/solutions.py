@@ -452,9 +452,11 @@ _WH_QUESTION_RE = re.compile(
 )
 
 
+@cached_for_short_texts
 def asks_for_a_fact(sentence: str) -> bool:
-    asks = bool(_FACT_WORDS_RE.search(sentence) or _WH_QUESTION_RE.match(sentence))
-    return sentence.rstrip().endswith("?") and asks
+    if not sentence.rstrip().endswith("?"):
+        return False  # (first: the cheap test rules out most sentences)
+    return bool(_FACT_WORDS_RE.search(sentence) or _WH_QUESTION_RE.match(sentence))
 
 
 # A question that puts a choice to the customer ("Would you prefer a replacement or a refund?",
@@ -482,6 +484,7 @@ _WAITS_FOR_RE = re.compile(
 )
 
 
+@cached_for_short_texts
 def waits_for_a_fact(sentence: str) -> bool:
     """Whether `sentence` puts what it says off until the customer gives a fact it names."""
     waits = _WAITS_FOR_RE.search(sentence)

@@ -260,7 +260,14 @@ def use_tool(
     """Run `call` on the records as `desk` left them. `said` is what the customer has given in
     the conversation (fact name -> value), which verification checks against the records;
     `refund_cap` is the policy's cap for the customer's tier."""
-    spec = TOOLS_BY_NAME[validate(call).name]
+    return run_valid_call(records, desk, validate(call), said, refund_cap)
+
+
+def run_valid_call(
+    records: SystemOfRecord, desk: Desk, call: ToolCall, said: dict[str, str], refund_cap: float
+) -> tuple[ToolResult, Desk]:
+    """`use_tool` for a call already validated (an episode's action was, when it was taken)."""
+    spec = TOOLS_BY_NAME[call.name]
     if spec.needs_verification and not desk.verified:
         # Before any look-up of what the call names, so that an impostor learns nothing of the records.
         message = f"Refused: {call.name} needs the customer's identity verified first."
