@@ -227,9 +227,18 @@ _MONTHS = (
     "july", "august", "september", "october", "november", "december",
 )  # fmt: skip
 _DECLINE_WORDS = {
-    "expired_card": re.compile(r"\bexpir", re.IGNORECASE),
-    "billing_address_mismatch": re.compile(r"\bbilling address\b|\baddress (?:does not|doesn't|did not) match", re.I),
-    "issuer_declined": re.compile(r"\b(?:bank|issuer|card (?:provider|issuer))\b", re.IGNORECASE),
+    # (said of this decline: "the card has expired", not the article's "check the card expiry date")
+    "expired_card": re.compile(r"\bexpired\b|\bout of date\b|\bno longer valid\b", re.IGNORECASE),
+    "billing_address_mismatch": re.compile(
+        r"\bbilling address (?:does not|doesn't|did not|didn't|not) match|\bbilling address mismatch"
+        r"|\b(?:does not|doesn't|did not|didn't) match (?:the |your )?(?:card's )?billing address",
+        re.IGNORECASE,
+    ),
+    "issuer_declined": re.compile(
+        r"\b(?:bank|issuer|card (?:provider|issuer)) (?:has |had )?(?:declined|refused|rejected|blocked)"
+        r"|\bdeclined by (?:your|the) (?:bank|issuer|card (?:provider|issuer))",
+        re.IGNORECASE,
+    ),
 }
 
 
@@ -263,7 +272,7 @@ class Finding:
             return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
         if self.kind == "place":
             return bool(re.search(_PLACE_WORDS[self.value], text, re.IGNORECASE))
-        # The reason on record, and no other (a list of every reason tells the customer nothing).
+        # The reason on record, and no other (a list of reasons tells the customer nothing).
         named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text)]
         return named == [self.value]
 
@@ -376,8 +385,12 @@ def claimed_changes(text: str) -> tuple[str, ...]:
     for sentence in _SENTENCE_END_RE.split(text):
         first_person = bool(_FIRST_PERSON_RE.search(sentence))
         for tool, verbs in _CLAIMS.items():
-            if (first_person and verbs.search(sentence)) or (
-                tool in _NOW_CLAIMS and _NOW_CLAIMS[tool].search(sentence)
-            ):
+            done = verbs.search(sentence) if first_person else None
+            said_done = bool(done) and not _NEGATED_RE.search(sentence[: done.start()][-40:])
+            if said_done or (tool in _NOW_CLAIMS and _NOW_CLAIMS[tool].search(sentence)):
                 claimed[tool] = None
     return tuple(claimed)
+
+
+# A change said not to be made ("I have not sent a replacement", "we haven't refunded it yet").
+_NEGATED_RE = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)

@@ -255,9 +255,11 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look them "
         "up, and where they differ from what the customer thinks, change nothing they do not bear out and tell "
         "the customer what they show.",
-        "Verify the customer with verify_identity before any refund, address change, cancellation or reship: it "
-        "needs the account email and the order id or the card's last four digits, given by the customer in this "
-        "conversation (values you looked up do not prove who the customer is).",
+        "Verify the customer with verify_identity before any refund, address change, cancellation or reship (only "
+        "those: for the other issues the identity check above is having the account email): it needs the account "
+        "email and the order id or the card's last four digits, given by the customer in this conversation (values "
+        "you looked up do not prove who the customer is). Asking for them is never wasted where such a change may "
+        "be needed.",
         "Make each change the case needs and no other: refund a duplicate charge or an overcharge (the money taken "
         "beyond the order's listed total) in full; refund a refund request its amount when it is within the tier's "
         f"cap ({caps}; above it, escalate and refund nothing); reship a parcel with no tracking scan for 7 days; "

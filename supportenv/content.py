@@ -1922,6 +1922,18 @@ REACTIONS = {
         "I haven't seen any money come back, though. Are you sure the refund went through?",
         "Nothing has shown up on my card yet. Are you certain it was refunded?",
     ),
+    "accepts_pending_authorisation": (
+        "Oh, I see, so only one payment was actually taken and the other will drop off. Thanks for checking.",
+        "Right, a hold rather than a second charge. That's a relief, thank you.",
+    ),
+    "accepts_left_in_safe_place": (
+        "Ah, I hadn't thought to look there. I'll go and check now, thanks.",
+        "Okay, I'll have a look there. Thanks for checking the tracking.",
+    ),
+    "accepts_refund_already_issued": (
+        "Oh, so it has already gone back to my card. I'll keep an eye on my statement, thanks.",
+        "Right, I'll check my card statement then. Thanks for looking into it.",
+    ),
     # (expert task, a judgement family: an answer that goes along with a claim the records contradict)
     "claim_unchecked": (
         "Hold on, has anyone actually checked my account? I'd like to know what you can see about {issue}.",

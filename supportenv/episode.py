@@ -16,7 +16,14 @@ from typing import Any
 
 from supportenv import casework, customer
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
-from supportenv.catalog import ACTION_COSTS, ARTICLE_CATEGORY, ARTICLES_BY_ID, IDENTITY_FACT, ISSUE_TYPES_BY_ID
+from supportenv.catalog import (
+    ACTION_COSTS,
+    ARTICLE_CATEGORY,
+    ARTICLES_BY_ID,
+    IDENTITY_FACT,
+    ISSUE_TYPES_BY_ID,
+    VERIFIED_CHANGE_ISSUES,
+)
 from supportenv.errors import EpisodeFinishedError, InvalidActionError
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
@@ -31,7 +38,17 @@ from supportenv.solutions import (
 )
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.text import is_polite, is_rude, judge, verdict
-from supportenv.tools import CHANGE, OK, REFUSED, TOOLS_BY_NAME, Change, Desk, ToolResult, run_valid_call
+from supportenv.tools import (
+    CHANGE,
+    IDENTITY_PROOFS,
+    OK,
+    REFUSED,
+    TOOLS_BY_NAME,
+    Change,
+    Desk,
+    ToolResult,
+    run_valid_call,
+)
 from supportenv.world import Scenario, tokenize
 
 
@@ -491,11 +508,20 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
     got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
-    unneeded = [f for f in got.revealed if f not in wanted]
+    # What verification takes is never asked in vain where a change needing it may be due (the
+    # records, not yet read, decide whether it is).
+    free = _verification_fields(scenario)
+    unneeded = [f for f in got.revealed if f not in wanted and f not in free]
+    unknown = [f for f in got.unknown if f not in free]
     state.revealed.extend(got.revealed)
     # What became of each field asked for, so that the agent learns what the case needs.
     turn.notes.extend(f"{fact_label(f)}: given" for f in needed)
     turn.notes.extend(f"{fact_label(f)}: given, but this ticket does not need it" for f in unneeded)
+    turn.notes.extend(
+        f"{fact_label(f)}: given, for verification if a change needs it"
+        for f in got.revealed
+        if f not in wanted and f in free
+    )
     turn.notes.extend(f"{fact_label(f)}: already given" for f in got.repeated)
     turn.notes.extend(f"{fact_label(f)}: the customer cannot give it" for f in got.unknown)
     if needed:
@@ -505,10 +531,10 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         state.repeated_fields += len(got.repeated)
         turn.add("ask_repeat")
         turn.mood(-0.15, -1)
-    pointless = len(got.unknown) + len(unneeded)
-    if pointless or not (got.revealed or got.repeated):
+    pointless = len(unknown) + len(unneeded)
+    if pointless or not (got.revealed or got.repeated or got.unknown):
         state.unknown_asks += 1
-        state.needless_asks.extend([*got.unknown, *unneeded] or [NO_FACT_ASKED])
+        state.needless_asks.extend([*unknown, *unneeded] or [NO_FACT_ASKED])
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
         if not (got.revealed or got.repeated or got.unknown):
@@ -516,6 +542,15 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
             # but no fact the case needs; ask for facts by field name)
             turn.notes.append("that question asked for no fact the case needs")
     return got.reply
+
+
+def _verification_fields(scenario: Scenario) -> frozenset[str]:
+    """The fields verify_identity takes, on an expert ticket with an issue whose change needs it."""
+    if scenario.task_id != EXPERT_TASK_ID:
+        return frozenset()
+    if not any(i.issue_id in VERIFIED_CHANGE_ISSUES for i in scenario.intents):
+        return frozenset()
+    return frozenset((IDENTITY_FACT, *IDENTITY_PROOFS))
 
 
 # A message that only checks in: short, and a check-in question.
@@ -796,6 +831,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             issue=customer.issue_words(newly),
             remaining=customer.issue_words(waiting),
         )
+    elif scenario.family and scenario.intents[0].issue_id in newly:
+        # (a judgement family's customer takes in what the records show, in its own words)
+        reply = _react(f"accepts_{scenario.family}", scenario, state)
     else:
         mood = _mood_after(state, turn)
         reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))

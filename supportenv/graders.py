@@ -400,6 +400,11 @@ def _count(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} " + " or ".join(w + "s" for w in thing.split(" or "))
 
 
+def _dollars(amount: float) -> str:
+    """$4, or $4.50 when there are cents (the tools cost half dollars)."""
+    return f"${amount:.0f}" if abs(amount - round(amount)) < 0.005 else f"${amount:.2f}"
+
+
 def _efficiency(
     scenario: Scenario,
     state: EpisodeState,
@@ -433,16 +438,17 @@ def _efficiency(
         if not below
         else f"{counted} steps counted of {state.step} ({_count(below, 'step')} {taken_out})"
     )
-    counted_cost = f"${state.cost:.0f}"
+    counted_cost = _dollars(state.cost)
     if charged != state.cost:
         why_not = [
             *(["helpful extras and accepted offers are free"] if free.courtesy_cost else []),
             *(["steps not expert-grade are step quality's"] if spent != state.cost else []),
         ]
-        counted_cost = f"${charged:.0f} counted of ${state.cost:.0f} spent ({'; '.join(why_not)})"
+        counted_cost = f"{_dollars(charged)} counted of {_dollars(state.cost)} spent ({'; '.join(why_not)})"
     return (
         (0.5 * steps + 0.5 * cost) * share,
-        f"{counted_steps}{interim} (the expert's: {opt.steps}), {counted_cost} (the expert's: ${opt.cost:.0f})" + note,
+        f"{counted_steps}{interim} (the expert's: {opt.steps}), {counted_cost} (the expert's: {_dollars(opt.cost)})"
+        + note,
     )
 
 
@@ -659,8 +665,9 @@ def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> t
     told = [issue for issue, why in items if not why]
     faults = [why for _, why in items if why]
     false = _false_claims(state)
-    faults += [f"told the customer of a change never made: {tool}" for tool in false]
     why = f"{len(told)}/{len(items)} issues told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
+    if false:
+        why += f"; told the customer of a change never made: {', '.join(false)} (-{FALSE_CLAIM_COST:g} each)"
     return max(0.0, len(told) / len(items) - FALSE_CLAIM_COST * len(false)), why
 
 

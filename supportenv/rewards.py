@@ -74,7 +74,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "repeat_action": (-0.05, "per earlier identical action (progressive)"),
     "customer_left": (-0.2, "the customer ran out of patience and left"),
     "off_task": (-0.05, "in issue_classification (triage only), any action but classify_issue and mark_resolved"),
-    "tool_used": (0.0, "use_tool that looks something up (free here; its cost counts in the grade's efficiency)"),
+    "tool_used": (
+        0.0,
+        "use_tool that looks something up, or verifies a customer whose case needs no change (free here; its "
+        "cost counts in the grade's efficiency)",
+    ),
     "tool_not_found": (-0.05, "use_tool naming a record that is not on the account"),
     "tool_refused": (-0.1, "use_tool for a change policy forbids as asked (the result says why)"),
     "identity_verified": (0.1, "use_tool verify_identity that verifies the customer when the case needs a change"),

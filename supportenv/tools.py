@@ -229,14 +229,14 @@ class _View:
         """The refunds issued in this episode (of one order, if given), as the records show refunds."""
         return [
             {
-                "refund_id": "new",
+                "refund_id": f"REF-D{number}{c.target[-5:]}",  # (D: made at the desk, in this episode)
                 "order_id": c.target,
                 "amount": float(c.value),
                 "status": "pending",
                 "requested": TODAY.isoformat(),
                 "issued": "",
             }
-            for c in self.desk.made("issue_refund", order_id)
+            for number, c in enumerate(self.desk.made("issue_refund", order_id), 1)
         ]
 
     def account_data(self) -> dict[str, Any]:

@@ -225,3 +225,27 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     assert state.pushed_back and grade.passed
     replies = [text for who, text, _ in state.history if who == "customer"]
     assert any("sure" in r.lower() or "certain" in r.lower() for r in replies)
+
+
+def test_a_change_said_not_to_be_made_is_no_claim_and_a_reason_is_read_as_said():
+    """Audit round 49: "I have not sent a replacement" claimed nothing; "the card has expired" said why,
+    while an article's "check the card expiry date and billing address" says no reason at all."""
+    assert casework.claimed_changes("As it shows delivered, I have not sent a replacement yet.") == ()
+    assert casework.claimed_changes("I have refunded $5.00 and sent a password reset.") == (
+        "issue_refund",
+        "send_password_reset",
+    )
+    expired = casework.Finding("payment_failure", "why", "decline_reason", "expired_card")
+    assert expired.told_in("It was declined because the card has expired. Your bank can help with a new card.")
+    assert not expired.told_in("Check the card expiry date and billing address; update the payment method.")
+
+
+def test_asking_for_what_verification_takes_is_never_wasted_where_a_change_may_be_due():
+    """Audit round 49: the account email asked for before the records show no refund is due."""
+    seed = _family_seed("pending_authorisation", "validation")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    expert_first = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+    step(scenario, state, expert_first)
+    result = step(scenario, state, Action("ask_for_more_info", fields=("order_id", "account_email", "card_last_four")))
+    assert "ask_irrelevant" not in dict(result.breakdown)
+    assert not state.needless_asks

@@ -718,7 +718,8 @@ def _add_identity_proofs(
     """The expert task's customer knows what proves who it is (its account email, and its order id
     or card) and what the desk looks its records up by."""
     wanted = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
-    if _needs_verifying(intents, tier, facts, policy, family):
+    # (a judgement family's customer knows them too, as any customer would, though nothing is to change)
+    if family or _needs_verifying(intents, tier, facts, policy, family):
         wanted += [IDENTITY_FACT, identity_proof(facts)]
     for name in dict.fromkeys(wanted):
         if name not in facts:
