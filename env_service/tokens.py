@@ -57,16 +57,36 @@ LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs c
 log = logging.getLogger(__name__)
 
 
+# The fields of an action row before the tool call (tool, arguments) was added: a row of these
+# (a token issued before) reads as an action with no tool.
+_ROW_FIELDS_BEFORE_TOOLS = 9
+
+
 def action_row(action: Action) -> list[Any]:
-    """An action as a token's log holds it: its fields by position (half the bytes of a dict)."""
+    """An action as a token's log holds it: its fields by position (half the bytes of a dict);
+    a tool call's arguments as [name, value] pairs, in order."""
     return list(action)
 
 
 def action_from_row(row: list[Any]) -> Action:
+    if len(row) == _ROW_FIELDS_BEFORE_TOOLS:
+        row = [*row, "", ()]
     if len(row) != len(Action._fields):
         raise ValueError(f"an action row has {len(Action._fields)} fields, not {len(row)}")
-    kind, category, priority, issue_type, fields, text, article_id, department, error = row
-    return Action(kind, category, priority, issue_type, tuple(fields), text, article_id, department, error)
+    kind, category, priority, issue_type, fields, text, article_id, department, error, tool, arguments = row
+    return Action(
+        kind,
+        category,
+        priority,
+        issue_type,
+        tuple(fields),
+        text,
+        article_id,
+        department,
+        error,
+        tool,
+        tuple([(name, value) for name, value in arguments]),
+    )
 
 
 class InvalidTokenError(InvalidRequestError):
