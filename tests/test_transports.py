@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 
+import expert_episodes
 import grpc
 import pytest
 
@@ -26,42 +27,45 @@ TASK = "end_to_end_resolution"
 SEEDS = (0, 1, 2, 3)
 
 
-def script(seed: int) -> list[Action]:
-    """The expert's actions plus one wrong one in the middle, so penalties are compared too."""
-    scenario, state = new_episode(TASK, "train", seed)
+def script(seed: int, task: str = TASK, split: str = "train") -> list[Action]:
+    """The expert's actions plus one wrong one in the middle, so penalties are compared too;
+    on the expert task, the tool calls of tests/expert_episodes.py (refused, not found, ok)."""
+    if task == expert_episodes.TASK:
+        return expert_episodes.script(seed, split)
+    scenario, state = new_episode(task, split, seed)
     actions = [Action("escalate_to_human", text="just in case")]
     step(scenario, state, actions[0])
     while not state.done:
-        actions.append(expert.expert_action(scenario, state, TASK))
+        actions.append(expert.expert_action(scenario, state, task))
         step(scenario, state, actions[-1])
     return actions
 
 
-def library_run(seed: int) -> list[tuple]:
-    scenario, state = new_episode(TASK, "train", seed)
+def library_run(seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
+    scenario, state = new_episode(task, split, seed)
     out = [(observe(scenario, state), 0.0, False, False)]
-    for action in script(seed):
+    for action in script(seed, task, split):
         result = step(scenario, state, action)
         out.append((result.observation, result.reward, result.terminated, result.truncated))
     return out
 
 
-def unary_run(address: str, seed: int) -> list[tuple]:
+def unary_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     with EnvClient(address) as client:
-        obs, _ = client.reset(TASK, "train", seed)
+        obs, _ = client.reset(task, split, seed)
         out = [(obs, 0.0, False, False)]
-        for action in script(seed):
+        for action in script(seed, task, split):
             obs, reward, term, trunc, _ = client.step(action)
             out.append((obs, reward, term, trunc))
     return out
 
 
-def async_run(address: str, seed: int) -> list[tuple]:
+def async_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     async def play():
         async with AsyncEnvClient(address) as client:
-            obs, _ = await client.reset(TASK, "train", seed)
+            obs, _ = await client.reset(task, split, seed)
             out = [(obs, 0.0, False, False)]
-            for action in script(seed):
+            for action in script(seed, task, split):
                 obs, reward, term, trunc, _ = await client.step(action)
                 out.append((obs, reward, term, trunc))
             return out
@@ -69,12 +73,12 @@ def async_run(address: str, seed: int) -> list[tuple]:
     return asyncio.run(play())
 
 
-def stream_run(address: str, seed: int) -> list[tuple]:
+def stream_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     async def play():
         async with SessionClient(address) as session:
-            obs, _ = await session.reset(TASK, "train", seed)
+            obs, _ = await session.reset(task, split, seed)
             out = [(obs, 0.0, False, False)]
-            for action in script(seed):
+            for action in script(seed, task, split):
                 obs, reward, term, trunc, _ = await session.step(action)
                 out.append((obs, reward, term, trunc))
             return out
@@ -82,11 +86,11 @@ def stream_run(address: str, seed: int) -> list[tuple]:
     return asyncio.run(play())
 
 
-def batch_run(address: str, seed: int) -> list[tuple]:
-    vector = VectorEnvClient(address, num_envs=1, task_id=TASK, split="train", seeds=iter([seed, 10_000]))
+def batch_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
+    vector = VectorEnvClient(address, num_envs=1, task_id=task, split=split, seeds=iter([seed, 10_000]))
     try:
         out = [(vector.reset()[0], 0.0, False, False)]
-        for action in script(seed):
+        for action in script(seed, task, split):
             observations, rewards, term, trunc, infos = vector.step([action])
             obs = infos[0].get("final_observation", observations[0])
             out.append((obs, rewards[0], term[0], trunc[0]))
@@ -108,6 +112,19 @@ def address():
 def test_every_transport_plays_the_same_episode(address, transport):
     for seed in SEEDS:
         assert transport(address, seed) == library_run(seed), (transport.__name__, seed)
+
+
+@pytest.mark.parametrize("transport", [unary_run, async_run, stream_run, batch_run])
+def test_every_transport_plays_the_same_expert_episode(address, transport):
+    """The expert task's tool calls over every transport: observations (tool_result,
+    allowed_actions), rewards and ends are the library's, step for step."""
+    for seed in expert_episodes.SEEDS:
+        expected = library_run(seed, expert_episodes.TASK, expert_episodes.SPLIT)
+        results = [obs.tool_result for obs, *_ in expected if obs.tool_result is not None]
+        assert {r.status for r in results} == {"ok", "not_found", "refused"}
+        assert all(obs.allowed_actions[-1] == "use_tool" for obs, *_ in expected)
+        got = transport(address, seed, expert_episodes.TASK, expert_episodes.SPLIT)
+        assert got == expected, (transport.__name__, seed)
 
 
 @pytest.mark.parametrize("connections", [1, 3])
@@ -209,7 +226,7 @@ def test_client_retries_until_the_service_is_up():
     thread.start()
     try:
         with EnvClient(f"127.0.0.1:{port}", timeout=5.0, retries=8) as client:
-            assert len(client.list_tasks()) == 3
+            assert len(client.list_tasks()) == 4
     finally:
         thread.join()
         for service in started:
