@@ -14,9 +14,10 @@ import grpc
 import pytest
 
 from baseline_agent.embedded import start_service
-from supportenv import expert
-from supportenv.actions import Action
+from supportenv import casework, expert
+from supportenv.actions import Action, use_tool
 from supportenv.episode import observe, step
+from supportenv.errors import InvalidActionError
 from supportenv.replay import new_episode
 from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
@@ -334,3 +335,41 @@ def test_spread_clients_reach_every_worker(address):
     finally:
         for client in clients:
             client.close()
+
+
+def test_the_clients_send_tool_calls_and_decode_their_results(address):
+    """EnvClient, AsyncEnvClient and SessionClient's use_tool (and an action dict) send a tool
+    call; the result comes back as the library's ToolResult, its data a dict; a malformed call
+    is refused by the client before it is sent, use_tool on a task without tools by the service."""
+    seed = expert_episodes.REFUND_SEED
+    scenario, state = new_episode(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+    order = casework.identity_proofs(scenario.records)["order_id"]
+    expected = step(scenario, state, use_tool("look_up_order", order_id=order)).observation.tool_result
+    assert expected.status == "ok" and isinstance(expected.data, dict)
+
+    with EnvClient(address) as client:
+        client.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+        obs, *_ = client.use_tool("look_up_order", order_id=order)
+        assert obs.tool_result == expected and obs.tool_result.data["order"]["order_id"] == order
+        obs, *_ = client.step({"action_type": "use_tool", "tool": "look_up_order", "arguments": {"order_id": order}})
+        assert obs.tool_result == expected
+        obs, *_ = client.step(Action("classify_issue", category="billing"))
+        assert obs.tool_result is None and obs.allowed_actions[-1] == "use_tool"
+        with pytest.raises(InvalidActionError, match="unknown tool"):
+            client.use_tool("format_disk")
+        client.reset(TASK, "train", 0)
+        with pytest.raises(grpc.RpcError) as info:
+            client.use_tool("look_up_order", order_id=order)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "does not take use_tool" in info.value.details()
+
+    async def play():
+        async with AsyncEnvClient(address) as client:
+            await client.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+            unary = (await client.use_tool("look_up_order", order_id=order))[0].tool_result
+        async with SessionClient(address) as session:
+            await session.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+            streamed = (await session.use_tool("look_up_order", order_id=order))[0].tool_result
+        return unary, streamed
+
+    assert asyncio.run(play()) == (expected, expected)
