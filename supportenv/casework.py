@@ -15,8 +15,10 @@ Pure: everything comes from the scenario and its records.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from supportenv.catalog import DESK_REFUND_DAYS
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
 from supportenv.world.system_of_record import SystemOfRecord
@@ -111,6 +113,14 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
 
 def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     """The changes the case needs, in the order of its issues (none for an issue that is answered)."""
+    # Read on every step of an expert episode: kept on the scenario, as its cached properties are.
+    cached = scenario.__dict__.get("_remedies")
+    if cached is None:
+        cached = scenario.__dict__["_remedies"] = _remedies(scenario)
+    return cached
+
+
+def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     records = scenario.records
     found = [r for r in (_remedy(scenario, records, i.issue_id) for i in scenario.intents) if r is not None]
     # A refund of an order settles it: a parcel the customer wants its money back for is not also reshipped.
@@ -160,3 +170,132 @@ def check_records(scenario: Scenario, desk: Desk) -> RecordsCheck:
             done.append(remedy)
             left.remove(change)
     return RecordsCheck(tuple(done), tuple(missing), tuple(left))
+
+
+def remedy_for(scenario: Scenario, issue: str) -> Remedy | None:
+    """The change an issue of the case needs, if it needs one."""
+    return next((r for r in remedies(scenario) if r.issue == issue), None)
+
+
+# What the customer must be told of a change made for them: a refund's amount and when it arrives.
+_TIMELINE_RE = re.compile(r"\b3\s*(?:-|\u2013|to)\s*5\s+(?:business|working)\s+days\b", re.IGNORECASE)
+_REASON_RE = re.compile(r"\b(?:cap|limit|above what|more than (?:I|we) can)\b", re.IGNORECASE)
+
+
+def _amount_words(value: float) -> tuple[str, ...]:
+    """The ways a message may write an amount: 1,234.50 or 1234.50 (and 45 for 45.00)."""
+    words = {f"{value:,.2f}", f"{value:.2f}"}
+    if value == int(value):
+        words |= {f"{int(value):,}", str(int(value))}
+    return tuple(words)
+
+
+def says_amount(text: str, value: float) -> bool:
+    """The text names this amount of money (to the cent)."""
+    return any(re.search(rf"(?<![\d.,]){re.escape(w)}(?![\d]|[.,]\d)", text) for w in _amount_words(value))
+
+
+def says_timeline(text: str) -> bool:
+    """The text says when a refund reaches the card (catalog.DESK_REFUND_DAYS)."""
+    return bool(_TIMELINE_RE.search(text))
+
+
+def says_refusal_reason(text: str) -> bool:
+    """The text says why a refund is not made at the desk: it is above the refund cap."""
+    return bool(_REASON_RE.search(text))
+
+
+def missing_words(remedy: Remedy, text: str) -> list[str]:
+    """What a message telling the customer of this change leaves out (empty: it says all it must)."""
+    if remedy.tool != "issue_refund":
+        return []
+    missing = [] if says_amount(text, float(remedy.value)) else [f"the amount (${float(remedy.value):,.2f})"]
+    return missing + ([] if says_timeline(text) else [f"when it reaches the card ({DESK_REFUND_DAYS})"])
+
+
+# ---- what the records show that the customer must be told (the issues answered, not changed) ----
+
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june",
+    "july", "august", "september", "october", "november", "december",
+)  # fmt: skip
+_DECLINE_WORDS = {
+    "expired_card": re.compile(r"\bexpir", re.IGNORECASE),
+    "billing_address_mismatch": re.compile(r"\bbilling address\b|\baddress (?:does not|doesn't|did not) match", re.I),
+    "issuer_declined": re.compile(r"\b(?:bank|issuer|card (?:provider|issuer))\b", re.IGNORECASE),
+}
+
+
+def says_date(text: str, iso: str) -> bool:
+    """The text names this day: 2026-11-28, 28 November, November 28th, 28 Nov (the year optional)."""
+    if iso in text:
+        return True
+    year, month, day = (int(x) for x in iso.split("-"))
+    name = _MONTHS[month - 1]
+    months = rf"(?:{name}|{name[:3]}\.?)"
+    days = rf"0?{day}(?:st|nd|rd|th)?"
+    pattern = (
+        rf"(?<!\d){days}(?:\s+of)?\s+{months}\b|\b{months}\s+{days}(?!\d)|(?<!\d)0?{day}/0?{month}(?:/{year})?(?!\d)"
+    )
+    return bool(re.search(pattern, text, re.IGNORECASE))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What the records show about an issue that the customer must be told (and cannot guess)."""
+
+    issue: str
+    what: str  # e.g. "the date the refund was requested (2026-11-25)"
+    kind: str  # "date" or "decline_reason"
+    value: str
+
+    def told_in(self, text: str) -> bool:
+        if self.kind == "date":
+            return says_date(text, self.value)
+        # The reason on record, and no other (a list of every reason tells the customer nothing).
+        named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text)]
+        return named == [self.value]
+
+
+_REASON_WORDS = {
+    "expired_card": "the card has expired",
+    "billing_address_mismatch": "the billing address does not match the card's",
+    "issuer_declined": "the card's bank declined it",
+}
+
+
+def reason_words(reason: str) -> str:
+    """A declined payment's reason, as a customer reads it."""
+    return _REASON_WORDS[reason]
+
+
+def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
+    order_id = scenario.facts_by_name.get("order_id", "")
+    order = records.order(order_id) if order_id else None
+    if issue == "refund_status" and order:
+        refund = next((r for r in records.refunds_for(order_id) if r.status == "pending"), None)
+        if refund:
+            return Finding(issue, f"the date the refund was requested ({refund.requested})", "date", refund.requested)
+    if issue == "delayed_delivery" and order and order.events and order.events[-1].status == "delayed":
+        expected = order.events[-1].detail.rsplit(" ", 1)[-1]
+        return Finding(issue, f"the carrier's new delivery date ({expected})", "date", expected)
+    if issue == "payment_failure":
+        declined = next((p for p in records.payments if p.status == "declined"), None)
+        if declined:
+            return Finding(issue, f"why the payment was declined ({reason_words(declined.decline_reason)})",
+                           "decline_reason", declined.decline_reason)  # fmt: skip
+    return None
+
+
+def findings(scenario: Scenario) -> tuple[Finding, ...]:
+    """What the records show that the customer must be told, for the issues answered, not changed."""
+    cached = scenario.__dict__.get("_findings")
+    if cached is None:
+        records = scenario.records
+        found = (_finding(scenario, records, i.issue_id) for i in scenario.intents)
+        cached = scenario.__dict__["_findings"] = tuple(f for f in found if f is not None)
+    return cached
+
+
+def finding_for(scenario: Scenario, issue: str) -> Finding | None:
+    return next((f for f in findings(scenario) if f.issue == issue), None)

@@ -232,6 +232,8 @@ VERIFIED_CHANGE_ISSUES = (
     "address_change",
     "subscription_cancel",
 )
+# Facts the desk needs beyond an issue's article to look its records up (the payments are found by the account email).
+DESK_FACTS = {"payment_failure": ("account_email",)}
 DESK_REFUND_DAYS = "3-5 business days"  # how long a refund takes to reach the card
 
 
@@ -252,7 +254,10 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "send a password reset to a locked account.",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
-        "link in words. When policy forbids what they ask, tell them why.",
+        "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",
+        "When the records answer the question, tell the customer what they show: the date a pending refund was "
+        "requested, a late parcel's new delivery date from the carrier, why a payment was declined. Payments are "
+        "looked up by the account email, orders by their id.",
     )
 
 

@@ -29,7 +29,7 @@ from supportenv.solutions import (
     waits_for_a_fact,
     without_fact_questions,
 )
-from supportenv.tasks import get_task
+from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.text import is_polite, is_rude, judge, verdict
 from supportenv.tools import CHANGE, OK, REFUSED, TOOLS_BY_NAME, Change, Desk, ToolResult, use_tool
 from supportenv.world import Scenario, tokenize
@@ -712,6 +712,22 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         newly = [i for i in newly if i not in held_up]
         if not newly:
             return blocked
+    if state.task_id == EXPERT_TASK_ID:
+        early = _told_before_done(scenario, state, newly)
+        if early:
+            # Told it is done while the records do not show it: not applied, and the customer checks.
+            turn.add("respond_before_change")
+            titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in early)
+            turn.notes.append(f"the records do not show the change for the {titles} yet: make it, then tell them")
+            turn.mood(-0.1, -1)
+            newly = [i for i in newly if i not in early]
+            if not newly:
+                reaction = _react(tone or "not_done_yet", scenario, state, issue=customer.issue_words(early))
+                return f"{reaction} {blocked}" if blocked else reaction
+        left_out = _left_out(scenario, action.text, newly)
+        if left_out:
+            turn.add("told_partly")
+            turn.notes.append("say " + " and ".join(left_out))
     turn.add("respond_after_classify", len(newly))
     if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)
         turn.add("respond_wrong_citation")
@@ -1302,6 +1318,25 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if read:  # the customer read the article it was sent, and it did not settle the issue
         return _react("premature_after_article", scenario, state, issue=customer.issue_words(read))
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
+
+
+def _told_before_done(scenario: Scenario, state: EpisodeState, issues: list[str]) -> list[str]:
+    """The issues among `issues` whose change (casework) the records do not show yet."""
+    done = {r.issue for r in casework.check_records(scenario, state.desk).done}
+    return [i for i in issues if casework.remedy_for(scenario, i) and i not in done]
+
+
+def _left_out(scenario: Scenario, text: str, issues: list[str]) -> list[str]:
+    """What a message answering these issues leaves out of what the records show (a change's
+    details, or what a look-up finds)."""
+    out: list[str] = []
+    for issue in issues:
+        remedy = casework.remedy_for(scenario, issue)
+        out.extend(casework.missing_words(remedy, text) if remedy else ())
+        finding = casework.finding_for(scenario, issue)
+        if finding and not finding.told_in(text):
+            out.append(finding.what.split(" (")[0])
+    return out
 
 
 def said_facts(scenario: Scenario, state: EpisodeState) -> dict[str, str]:

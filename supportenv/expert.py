@@ -6,9 +6,9 @@ steps) and by the oracle agent (which proves full marks are reachable)."""
 
 from __future__ import annotations
 
-from supportenv import customer
-from supportenv.actions import Action
-from supportenv.catalog import ARTICLES_BY_ID, ISSUE_TYPES_BY_ID, IssueType
+from supportenv import casework, customer
+from supportenv.actions import Action, use_tool
+from supportenv.catalog import ARTICLES_BY_ID, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, TOOL_KIND, IssueType
 from supportenv.customer import spoken_list
 from supportenv.episode import (
     EpisodeState,
@@ -21,6 +21,7 @@ from supportenv.episode import (
     open_issues,
     unsolved,
 )
+from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.text import is_rude, verdict
 from supportenv.world import Scenario
 
@@ -34,7 +35,35 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
     steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
     fact = _first_fact(scenario, state)
     ref = f" regarding {fact}" if fact else ""
-    return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}."
+    done = "".join(_told_of(scenario, i) for i in intents) if scenario.task_id == EXPERT_TASK_ID else ""
+    return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}.{done}"
+
+
+def _told_of(scenario: Scenario, issue: str) -> str:
+    """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
+    remedy = casework.remedy_for(scenario, issue)
+    if remedy is not None and remedy.tool == "issue_refund":
+        return f" I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
+    finding = casework.finding_for(scenario, issue)
+    if finding is None:
+        return ""
+    if finding.kind == "decline_reason":
+        return f" Our records show the payment was declined because {casework.reason_words(finding.value)}."
+    if issue == "refund_status":
+        return f" Our records show your refund was requested on {finding.value} and is on its way."
+    return f" The carrier's new delivery date is {finding.value}."
+
+
+def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> Action | None:
+    """The look-up that shows what the customer must be told of an issue the records answer."""
+    finding = casework.finding_for(scenario, issue)
+    if finding is None:
+        return None
+    if finding.kind == "decline_reason":
+        look = use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
+    else:
+        look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
+    return None if look in state.actions else look
 
 
 def _solution_step(issue: IssueType) -> str:
@@ -52,10 +81,39 @@ def ask_message(fields: list[str]) -> str:
 def escalation_message(scenario: Scenario, state: EpisodeState) -> str:
     fact = _first_fact(scenario, state)
     ref = f" about {fact}" if fact else ""
+    why = "Our policy requires a specialist here"
+    if scenario.task_id == EXPERT_TASK_ID and casework.over_the_cap(scenario):
+        cap = scenario.policy.refund_cap(scenario.tier)
+        why = f"The refund is above the {scenario.tier} refund cap of ${cap:,.0f} that I can approve"
     return (
-        f"I'm sorry for the trouble{ref}. Our policy requires a specialist here, so I'm escalating "
+        f"I'm sorry for the trouble{ref}. {why}, so I'm escalating "
         f"this to the {scenario.expected.department.replace('_', ' ')} team, who will contact you shortly."
     )
+
+
+def _desk_action(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """The expert task's next tool call: verify the customer, look up the record a change needs
+    to be read first, then make the change; None once every change the case needs is made."""
+    missing = casework.check_records(scenario, state.desk).missing
+    if not missing:
+        return None
+    remedy = missing[0]
+    if remedy.tool in casework.NEEDS_VERIFICATION and not state.verified:
+        return use_tool("verify_identity")
+    look = _look_up_before(scenario, remedy)
+    if look is not None and look not in state.actions:
+        return look
+    return Action(TOOL_KIND, tool=remedy.tool, arguments=remedy.call().arguments)
+
+
+def _look_up_before(scenario: Scenario, remedy: casework.Remedy) -> Action | None:
+    """The look-up that shows what a change needs: an order's payments, tracking and status,
+    or the account's subscriptions (a password reset needs only the email the customer gave)."""
+    if remedy.tool == "cancel_subscription":
+        return use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
+    if remedy.tool in ("issue_refund", "reship_order", "update_address"):
+        return use_tool("look_up_order", order_id=remedy.target)
+    return None
 
 
 def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Action:
@@ -67,8 +125,14 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
+    desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None
+    if desk is not None:
+        return desk
     todo = unsolved(scenario, state)
     if todo:
+        look = _look_up_to_answer(scenario, state, todo[0]) if task_id == EXPERT_TASK_ID else None
+        if look is not None:
+            return look
         # One issue per answer, citing its article: the way the prompt describes an answer.
         article = ISSUE_TYPES_BY_ID[todo[0]].article_id
         return Action("respond_with_solution", text=solution_message(scenario, state, todo[:1]), article_id=article)

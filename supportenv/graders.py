@@ -15,15 +15,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from supportenv import expert
+from supportenv import casework, expert
 from supportenv.actions import Action
 from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
 from supportenv.episode import NO_FACT_ASKED, EpisodeState, advance, fact_label, missing_facts, unsolved
 from supportenv.replay import opening_state, replay
-from supportenv.tasks import get_task
+from supportenv.tasks import EXPERT_TASK_ID, get_task
+from supportenv.tools import Change
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-10"
+GRADER_VERSION = "graders-11"
 
 
 @dataclass(frozen=True)
@@ -143,9 +144,23 @@ TRIAGE_TASK_GATE_RULES = {
 }
 
 
+# The expert task's: the records end as the case needs them, and the customer was told.
+EXPERT_GATE_RULES = {
+    **{k: v for k, v in GATE_RULES.items() if k != "closed"},
+    "records": "every change the case needs made to the records, and no other",
+    "communication": (
+        "the customer told of each change once it was made (a refund's amount and when it reaches the card) "
+        "and why a refund above the cap is escalated instead"
+    ),
+    "closed": GATE_RULES["closed"],
+}
+
+
 def gate_rules(task_id: str) -> dict[str, str]:
     """The gates a grade of `task_id` checks, by name, with what each needs."""
-    return dict(TRIAGE_TASK_GATE_RULES if task_id == "issue_classification" else GATE_RULES)
+    if task_id == "issue_classification":
+        return dict(TRIAGE_TASK_GATE_RULES)
+    return dict(EXPERT_GATE_RULES if task_id == EXPERT_TASK_ID else GATE_RULES)
 
 
 def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
@@ -173,6 +188,13 @@ def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
         broken = [*state.violations, *(["rude_language"] if state.rude else [])]
         if broken:
             failed.append("rules: " + ", ".join(broken))
+    if state.task_id == EXPERT_TASK_ID:
+        check = casework.check_records(scenario, state.desk)
+        if not check.right:
+            failed.append("records: " + "; ".join(_records_faults(check)))
+        untold = [why for _, why in _communication_items(scenario, state) if why]
+        if untold:
+            failed.append("communication: " + "; ".join(untold))
     if not state.terminated:
         failed.append("closed: " + ("the customer left" if state.customer_left else "never marked resolved"))
     return failed
@@ -541,6 +563,116 @@ def c_customer_sentiment(scenario: Scenario, state: EpisodeState, opt: _Optimum)
     )
 
 
+# ---- expert_resolution ----
+
+
+def _records_faults(check: casework.RecordsCheck) -> list[str]:
+    faults = [f"not made: {r.call().label()}" for r in check.missing]
+    return faults + [f"not needed: {c.tool}({','.join(v for v in (c.target, c.value) if v)})" for c in check.unwanted]
+
+
+UNWANTED_CHANGE_COST = 0.5  # per change the case does not need, off the records component
+
+
+def c_records(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """The records as the episode left them against the case's: every needed change made, none other."""
+    check = casework.check_records(scenario, state.desk)
+    needed = len(check.done) + len(check.missing)
+    if needed:
+        made = len(check.done) / needed
+        why = f"{len(check.done)}/{needed} needed changes made"
+        note = ""
+    else:
+        # Nothing to change: the credit is for leaving the records alone while handling the case.
+        made, note = handled_share(scenario, state, opt)
+        why = "no change needed" if made else f"no change needed, but {NOTHING_HANDLED}"
+    faults = _records_faults(check)
+    why += f" ({'; '.join(faults)})" if faults else ""
+    return max(0.0, made - UNWANTED_CHANGE_COST * len(check.unwanted)), why + note
+
+
+def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[str, str]]:
+    """What the customer must be told, issue by issue, as (issue, why not: "" when told)."""
+    exp = scenario.expected
+    over_cap = casework.over_the_cap(scenario)
+    said = _messages_by_step(state)
+    items = []
+    for issue in scenario.intents:
+        name = issue.issue_id
+        remedy = casework.remedy_for(scenario, name)
+        if name in over_cap:
+            told = any(casework.says_refusal_reason(text) for _, text in said)
+            items.append((name, "" if told else f"{name}: never told why the refund is escalated (the refund cap)"))
+        elif name in exp.escalate_intents:
+            items.append((name, "" if state.escalated else f"{name}: not escalated"))
+        elif name not in state.solved_intents:
+            items.append((name, f"{name}: not told" + (" what was done" if remedy else "")))
+        elif casework.finding_for(scenario, name):
+            finding = casework.finding_for(scenario, name)
+            told = any(finding.told_in(text) for _, text in said)
+            items.append((name, "" if told else f"{name}: answered without {finding.what}"))
+        elif remedy is not None and remedy.tool == "issue_refund":
+            made = _step_made(state, remedy)
+            after = " ".join(text for step, text in said if made is not None and step > made)
+            left_out = casework.missing_words(remedy, after)
+            items.append((name, f"{name}: the refund told without {' and '.join(left_out)}" if left_out else ""))
+        else:
+            items.append((name, ""))
+    return items
+
+
+def _messages_by_step(state: EpisodeState) -> list[tuple[int, str]]:
+    """What the agent wrote to the customer (answers, questions, escalation reasons), by step."""
+    said = [(step, text) for who, text, step in state.history if who == "agent"]
+    said += [(n, a.text) for n, a in enumerate(state.actions, 1) if a.kind == "escalate_to_human" and a.text]
+    return sorted(said)
+
+
+def _step_made(state: EpisodeState, remedy: casework.Remedy) -> int | None:
+    """The step at which the change the remedy asks for was made (None if it never was)."""
+    for number, action in enumerate(state.actions, 1):
+        if action.kind != "use_tool" or action.tool != remedy.tool:
+            continue
+        if f"Tool {action.label()}: ok:" not in _history_at(state, number):
+            continue  # refused, or nothing matched
+        values = [v.strip() for _, v in action.arguments]
+        target = values[0].upper() if remedy.tool != "send_password_reset" else values[0].lower()
+        value = values[1].lstrip("$").replace(",", "") if len(values) > 1 else ""
+        try:
+            if remedy.matches(Change(remedy.tool, target, value)):
+                return number
+        except ValueError:
+            continue
+    return None
+
+
+def _history_at(state: EpisodeState, number: int) -> str:
+    return " ".join(text for who, text, step in state.history if step == number and who == "system")
+
+
+def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """What the customer was told: each change once made (a refund's amount and timeline), the
+    answer to each issue the records need no change for, and why a refund above the cap waits."""
+    items = _communication_items(scenario, state)
+    told = [issue for issue, why in items if not why]
+    faults = [why for _, why in items if why]
+    why = f"{len(told)}/{len(items)} issues told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
+    return len(told) / len(items), why
+
+
+def c_desk_policy(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
+    """The rules kept, and each change attempted that policy refused (unverified, above the cap,
+    more than the order allows, an order past the point of change)."""
+    score, why = _policy_compliance(scenario, state, opt, ())
+    if state.refused_changes:
+        why += f"; {_count(state.refused_changes, 'change')} attempted that policy refused"
+        score = max(0.0, score - REFUSED_CHANGE_COST * state.refused_changes)
+    return score, why
+
+
+REFUSED_CHANGE_COST = 0.25  # per change attempted that policy refused, off policy compliance
+
+
 _Fn = Callable[[Scenario, EpisodeState, _Optimum], tuple[float, str]]
 COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
     "issue_classification": {
@@ -561,6 +693,12 @@ COMPONENT_FUNCTIONS: dict[str, dict[str, _Fn]] = {
         "policy_compliance": c_policy_compliance,
         "response_quality": c_response_quality,
         "customer_sentiment": c_customer_sentiment,
+        "efficiency": c_efficiency,
+    },
+    EXPERT_TASK_ID: {
+        "records": c_records,
+        "communication": c_communication,
+        "policy_compliance": c_desk_policy,
         "efficiency": c_efficiency,
     },
 }

@@ -84,6 +84,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         -0.2,
         "respond_with_solution that tells the customer a change is done that the records do not show yet",
     ),
+    "told_partly": (
+        -0.1,
+        "respond_with_solution that leaves out what the records show: a refund's amount and when it reaches "
+        "the card, a pending refund's date, a late parcel's new delivery date, why a payment was declined",
+    ),
     "invalid_action": (-0.1, "output that did not parse into an action (the error is shown in the next observation)"),
 }
 

@@ -32,6 +32,7 @@ from supportenv.catalog import (
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
+    DESK_FACTS,
     HELD_OUT_POLICY_VARIANTS,
     IDENTITY_FACT,
     IMPACTS,
@@ -675,10 +676,12 @@ def identity_proof(facts: dict[str, str]) -> str:
 def _add_identity_proofs(
     intents: tuple[IssueType, ...], facts: dict[str, str], tier: str, policy: PolicyVariant, rng: random.Random
 ) -> None:
-    """The expert task's customer knows what proves who it is: its account email, and its order id or card."""
-    if not _needs_verifying(intents, tier, facts, policy):
-        return
-    for name in (IDENTITY_FACT, identity_proof(facts)):
+    """The expert task's customer knows what proves who it is (its account email, and its order id
+    or card) and what the desk looks its records up by."""
+    wanted = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
+    if _needs_verifying(intents, tier, facts, policy):
+        wanted += [IDENTITY_FACT, identity_proof(facts)]
+    for name in dict.fromkeys(wanted):
         if name not in facts:
             facts[name] = _fact_value(name, intents[0], tier, policy, rng)
 
@@ -696,8 +699,11 @@ def _expected(
     needed: list[str] = []
     for issue in intents:
         needed.extend(f for f in issue.required_facts if f not in needed)
-    if task_id == EXPERT_TASK_ID and _needs_verifying(intents, tier, facts, policy):
-        needed.extend(f for f in (IDENTITY_FACT, identity_proof(facts)) if f not in needed)
+    if task_id == EXPERT_TASK_ID:
+        desk = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
+        if _needs_verifying(intents, tier, facts, policy):
+            desk += [IDENTITY_FACT, identity_proof(facts)]
+        needed.extend(f for f in dict.fromkeys(desk) if f not in needed)
     return Expected(
         category=primary.category,
         issue_type=primary.issue_id,

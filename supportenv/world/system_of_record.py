@@ -401,7 +401,11 @@ class _Builder:
         events.append(TrackingEvent(_iso(left), "in_transit", "arrived at the sorting hub"))
         if status == "in_transit":
             if "delayed_delivery" in self.issues:
-                events.append(TrackingEvent(_iso(_day(1)), "delayed", "held at the sorting hub; new date in 2-3 days"))
+                # (the scan's day and the new date it gives are the carrier's: found only by a look-up)
+                held = _day(self.rng.randrange(1, 4))
+                expected = held + timedelta(days=self.rng.randrange(3, 7))
+                detail = f"held at the sorting hub; new delivery date {_iso(expected)}"
+                events.append(TrackingEvent(_iso(held), "delayed", detail))
             # (lost: no scan since the hub, a week and more ago)
         else:
             delivered = min(left + timedelta(days=self.rng.randrange(1, 4)), TODAY)
