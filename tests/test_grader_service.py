@@ -8,7 +8,7 @@ import pytest
 
 from supportenv import expert
 from supportenv.episode import step
-from supportenv.graders import COMPONENT_FUNCTIONS, grade_trajectory
+from supportenv.graders import grade_trajectory
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.v1 import convert, env_pb2, grader_pb2
@@ -36,7 +36,9 @@ def trajectory(task_id, seed, actions):
     )
 
 
-@pytest.mark.parametrize("task_id", ["issue_classification", "action_selection", "end_to_end_resolution"])
+@pytest.mark.parametrize(
+    "task_id", ["issue_classification", "action_selection", "end_to_end_resolution", EXPERT_TASK_ID]
+)
 def test_grade_equals_local_replay(env, grader, task_id):
     for seed in range(5):
         actions, rewards = play_over_grpc(env, task_id, seed, expert.expert_action)
@@ -49,9 +51,6 @@ def test_grade_equals_local_replay(env, grader, task_id):
         assert 0.0 <= remote.score <= 1.0
 
 
-@pytest.mark.skipif(
-    EXPERT_TASK_ID not in COMPONENT_FUNCTIONS, reason="the expert task's grader has not landed (branch expert)"
-)
 def test_expert_trajectories_grade_as_the_library_does(env, grader):
     """Expert-task episodes with tool calls (refused, not found, verify_identity, the case's
     changes) played over the env service, then replayed and graded by the grader service."""
