@@ -2,13 +2,16 @@
 
 Layout: version (1 byte) | key id (4 bytes) | HMAC-SHA256 of version, key id and payload
 (32 bytes) | compact JSON: [[world version, world id, task_id, split, seed, episode_id],
-[action rows]]. The library is deterministic, so (task, split, seed, episode_id, actions) *is*
-the state: decoding replays the actions on the ticket regenerated in the codec's world (its
-world key's, supportenv.world), and refuses an episode of another world. A token is a few
-hundred bytes and costs microseconds to sign, whatever the episode's transcript holds, and
-any replica holding the same key can verify and continue an episode; a flipped bit, a
-truncated token or another key's token fails verification. (LiveStates, in env_service.live,
-spares the replay for the tokens a worker has just issued.)
+[action rows]], an action row being the library Action's fields by position (a tool call's
+arguments as [name, value] pairs; a row of the 9 fields before tool calls still reads). The
+library is deterministic, so (task, split, seed, episode_id, actions) *is* the state (an
+expert episode's desk too: whether the customer was verified, the changes made, the refused
+ones, the last tool result): decoding replays the actions on the ticket regenerated in the
+codec's world (its world key's, supportenv.world), and refuses an episode of another world.
+A token is a few hundred bytes and costs microseconds to sign, whatever the episode's
+transcript holds, and any replica holding the same key can verify and continue an episode;
+a flipped bit, a truncated token or another key's token fails verification. (LiveStates, in
+env_service.live, spares the replay for the tokens a worker has just issued.)
 
 Key rotation: the key id (the first 4 bytes of SHA-256 of the key) names the key that
 signed a token, so a replica picks the right key at once. New tokens are always signed
