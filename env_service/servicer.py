@@ -21,7 +21,7 @@ from supportenv.actions import Action, validate
 from supportenv.episode import EpisodeState, advance
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.replay import check_episode_key, new_episode
-from supportenv.tasks import TASKS
+from supportenv.tasks import ALL_TASKS
 from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, types_pb2
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES, LimitExceededError
 from supportenv.v1.malformed import own_request_checks, refuse_unparsable
@@ -74,7 +74,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         self._world_key = codec.world_key  # the world the codec's tokens replay in is the one we generate
         self._live = LiveStates() if live is None else live
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
-        self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in TASKS])
+        self._tasks = env_pb2.ListTasksResponse(tasks=[convert.task_to_pb(t) for t in ALL_TASKS])
 
     # ---- the work, shared by every transport ----
 

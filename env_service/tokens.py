@@ -2,13 +2,16 @@
 
 Layout: version (1 byte) | key id (4 bytes) | HMAC-SHA256 of version, key id and payload
 (32 bytes) | compact JSON: [[world version, world id, task_id, split, seed, episode_id],
-[action rows]]. The library is deterministic, so (task, split, seed, episode_id, actions) *is*
-the state: decoding replays the actions on the ticket regenerated in the codec's world (its
-world key's, supportenv.world), and refuses an episode of another world. A token is a few
-hundred bytes and costs microseconds to sign, whatever the episode's transcript holds, and
-any replica holding the same key can verify and continue an episode; a flipped bit, a
-truncated token or another key's token fails verification. (LiveStates, in env_service.live,
-spares the replay for the tokens a worker has just issued.)
+[action rows]], an action row being the library Action's fields by position (a tool call's
+arguments as [name, value] pairs; a row of the 9 fields before tool calls still reads). The
+library is deterministic, so (task, split, seed, episode_id, actions) *is* the state (an
+expert episode's desk too: whether the customer was verified, the changes made, the refused
+ones, the last tool result): decoding replays the actions on the ticket regenerated in the
+codec's world (its world key's, supportenv.world), and refuses an episode of another world.
+A token is a few hundred bytes and costs microseconds to sign, whatever the episode's
+transcript holds, and any replica holding the same key can verify and continue an episode;
+a flipped bit, a truncated token or another key's token fails verification. (LiveStates, in
+env_service.live, spares the replay for the tokens a worker has just issued.)
 
 Key rotation: the key id (the first 4 bytes of SHA-256 of the key) names the key that
 signed a token, so a replica picks the right key at once. New tokens are always signed
@@ -57,16 +60,36 @@ LATEST_UNTIL = 253402300800  # 10000-01-01: a deadline must be a date the logs c
 log = logging.getLogger(__name__)
 
 
+# The fields of an action row before the tool call (tool, arguments) was added: a row of these
+# (a token issued before) reads as an action with no tool.
+_ROW_FIELDS_BEFORE_TOOLS = 9
+
+
 def action_row(action: Action) -> list[Any]:
-    """An action as a token's log holds it: its fields by position (half the bytes of a dict)."""
+    """An action as a token's log holds it: its fields by position (half the bytes of a dict);
+    a tool call's arguments as [name, value] pairs, in order."""
     return list(action)
 
 
 def action_from_row(row: list[Any]) -> Action:
+    if len(row) == _ROW_FIELDS_BEFORE_TOOLS:
+        row = [*row, "", ()]
     if len(row) != len(Action._fields):
         raise ValueError(f"an action row has {len(Action._fields)} fields, not {len(row)}")
-    kind, category, priority, issue_type, fields, text, article_id, department, error = row
-    return Action(kind, category, priority, issue_type, tuple(fields), text, article_id, department, error)
+    kind, category, priority, issue_type, fields, text, article_id, department, error, tool, arguments = row
+    return Action(
+        kind,
+        category,
+        priority,
+        issue_type,
+        tuple(fields),
+        text,
+        article_id,
+        department,
+        error,
+        tool,
+        tuple([(name, value) for name, value in arguments]),
+    )
 
 
 class InvalidTokenError(InvalidRequestError):

@@ -27,7 +27,8 @@ from supportenv.catalog import REQUESTABLE_FIELDS
 from supportenv.episode import step as library_step
 from supportenv.graders import grade_trajectory
 from supportenv.replay import new_episode
-from supportenv.tasks import get_task
+from supportenv.tasks import EXPERT_TASK_ID, get_task
+from supportenv.tools import MAX_ARGUMENT_CHARS
 from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc, grader_pb2, server, status
 from supportenv.v1 import limits as limits_module
 from supportenv.v1 import types_pb2 as pb
@@ -78,6 +79,37 @@ def assign(department: int = pb.DEPARTMENT_BILLING, note: str = "") -> pb.Action
 
 def resolve(summary: str = "done") -> pb.Action:
     return pb.Action(mark_resolved=pb.MarkResolved(summary=summary))
+
+
+def tool(name: str, *arguments: tuple[str, str]) -> pb.Action:
+    """A UseTool action as a client builds it: any name, any (argument, value) pairs."""
+    pairs = [pb.ToolArgument(name=key, value=value) for key, value in arguments]
+    return pb.Action(use_tool=pb.UseTool(tool=name, arguments=pairs))
+
+
+EXPERT = EXPERT_TASK_ID
+LOOK_UP = tool("look_up_order", ("order_id", "ORD-123456"))
+# Malformed tool calls, each refused (INVALID_ARGUMENT) on the expert task, with words of its message.
+BAD_TOOL_CALLS = {
+    "no-tool-name": (tool(""), "unknown tool"),
+    "unknown-tool": (tool("format_disk"), "unknown tool 'format_disk'"),
+    "tool-name-100k": (tool("t" * 100_000), "unknown tool"),
+    "missing-argument": (tool("look_up_order"), "needs order_id"),
+    "blank-argument": (tool("look_up_order", ("order_id", "  ")), "needs order_id"),
+    "unknown-argument": (tool("look_up_order", ("order_id", "ORD-1"), ("sql", "drop")), "takes order_id"),
+    "argument-twice": (tool("look_up_order", ("order_id", "ORD-1"), ("order_id", "ORD-2")), "takes order_id"),
+    "argument-for-no-argument-tool": (tool("verify_identity", ("account_email", "a@b.c")), "no arguments"),
+    "argument-over-limit": (tool("look_up_order", ("order_id", "O" * (MAX_ARGUMENT_CHARS + 1))), "at most 200"),
+    "refund-amount-not-a-number": (
+        tool("issue_refund", ("order_id", "ORD-1"), ("amount", "lots")),
+        "must be a number",
+    ),
+    "refund-amount-negative": (tool("issue_refund", ("order_id", "ORD-1"), ("amount", "-5")), "must be from"),
+    "refund-amount-zero": (tool("issue_refund", ("order_id", "ORD-1"), ("amount", "0")), "must be from"),
+    "refund-amount-nan": (tool("issue_refund", ("order_id", "ORD-1"), ("amount", "nan")), "must be from"),
+    "refund-amount-inf": (tool("issue_refund", ("order_id", "ORD-1"), ("amount", "inf")), "must be from"),
+    "refund-amount-huge": (tool("issue_refund", ("order_id", "ORD-1"), ("amount", "1e300")), "must be from"),
+}
 
 
 LONG = "x" * (MAX_ACTION_TEXT_CHARS + 1)
@@ -166,6 +198,7 @@ class World:
     spent: bytes  # issue_classification, truncated: step budget spent
     foreign: bytes  # signed by a replica with another key
     fat: bytes  # the next FAT step would outgrow MAX_TOKEN_BYTES
+    expert: bytes  # expert_resolution (takes use_tool), just reset
 
 
 def call_env(env: env_pb2_grpc.EnvServiceStub, method: str, request: Any) -> Any:
@@ -201,7 +234,8 @@ def world(env) -> World:
             foreign = env_pb2_grpc.EnvServiceStub(channel).Reset(reset_req(seed=1), timeout=TIMEOUT).state_token
     finally:
         assert other.stop() == 0
-    return World(fresh, selection, ended, spent, foreign, fat)
+    expert_token = call_env(env, "Reset", reset_req(EXPERT, seed=1)).state_token
+    return World(fresh, selection, ended, spent, foreign, fat, expert_token)
 
 
 def heavy_batch(w: World) -> env_pb2.StepBatchRequest:
@@ -339,6 +373,21 @@ CASES: dict[str, Case] = {
         )
         for name, bad in BAD_TOKENS.items()
     },
+    # Step: tool calls. On a task that does not take use_tool, the library's refusal; on the
+    # expert task, every malformed call.
+    **{
+        f"Step/use-tool-on-{task}": Case(
+            "Step",
+            lambda w, task=task: step_req(getattr(w, task), LOOK_UP),
+            INVALID,
+            "does not take use_tool; its actions: classify_issue",
+        )
+        for task in ("fresh", "selection")
+    },
+    **{
+        f"Step/use-tool-{name}": Case("Step", lambda w, a=action: step_req(w.expert, a), INVALID, hint)
+        for name, (action, hint) in BAD_TOOL_CALLS.items()
+    },
     "Step/after-terminated": Case("Step", lambda w: step_req(w.ended, classify()), PRECONDITION, "already ended"),
     "Step/after-budget-spent": Case("Step", lambda w: step_req(w.spent, classify()), PRECONDITION, "truncated"),
     "Step/token-would-outgrow-limit": Case(
@@ -447,6 +496,18 @@ CASES: dict[str, Case] = {
         if name
         in ("empty", "truncated-half", "flip-mac-first", "flip-payload-middle", "other-key", "other-task-in-payload")
     },
+    "StepBatch/use-tool-on-task-without-tools-item-1": Case(
+        "StepBatch",
+        lambda w: env_pb2.StepBatchRequest(requests=[step_req(w.expert, LOOK_UP), step_req(w.fresh, LOOK_UP)]),
+        INVALID,
+        "item 1: task end_to_end_resolution does not take use_tool",
+    ),
+    "StepBatch/use-tool-unknown-tool-item-0": Case(
+        "StepBatch",
+        lambda w: env_pb2.StepBatchRequest(requests=[step_req(w.expert, tool("format_disk"))]),
+        INVALID,
+        "item 0: unknown tool",
+    ),
     "StepBatch/after-end-item": Case(
         "StepBatch",
         lambda w: env_pb2.StepBatchRequest(requests=[step_req(w.fresh, classify()), step_req(w.ended, classify())]),
@@ -503,6 +564,23 @@ CASES: dict[str, Case] = {
     "Session/text-over-limit": Case(
         "Session", lambda w: session(s_reset(), s_step(respond(LONG))), INVALID, "limit", "MAX_ACTION_TEXT_CHARS"
     ),
+    "Session/use-tool-on-task-without-tools": Case(
+        "Session",
+        lambda w: session(s_reset(task_id="issue_classification"), s_step(LOOK_UP)),
+        INVALID,
+        "task issue_classification does not take use_tool",
+    ),
+    **{
+        f"Session/use-tool-{name}": Case(
+            "Session", lambda w, a=BAD_TOOL_CALLS[name][0]: session(s_reset(task_id=EXPERT), s_step(a)), INVALID, hint
+        )
+        for name, hint in (
+            ("unknown-tool", "unknown tool"),
+            ("missing-argument", "needs order_id"),
+            ("argument-over-limit", "at most 200"),
+            ("refund-amount-not-a-number", "must be a number"),
+        )
+    },
     "Session/step-after-terminated": Case(
         "Session", lambda w: session(s_reset(), s_step(resolve()), s_step(classify())), PRECONDITION, "already ended"
     ),
@@ -547,6 +625,20 @@ CASES: dict[str, Case] = {
     "Grade/text-over-limit": Case(
         "Grade", lambda w: grade_req(actions=[respond(LONG)]), INVALID, "limit", "MAX_ACTION_TEXT_CHARS"
     ),
+    "Grade/use-tool-on-task-without-tools": Case(
+        "Grade", lambda w: grade_req(actions=[classify(), LOOK_UP]), INVALID, "does not take use_tool"
+    ),
+    **{
+        f"Grade/use-tool-{name}": Case(
+            "Grade", lambda w, a=BAD_TOOL_CALLS[name][0]: grade_req(EXPERT, [a]), INVALID, hint
+        )
+        for name, hint in (
+            ("unknown-tool", "unknown tool"),
+            ("unknown-argument", "takes order_id"),
+            ("argument-over-limit", "at most 200"),
+            ("refund-amount-negative", "must be from"),
+        )
+    },
     "Grade/longer-than-task-allows": Case(
         "Grade",
         lambda w: grade_req("issue_classification", [classify()] * (get_task("issue_classification").max_steps + 1)),
@@ -584,6 +676,13 @@ BOUNDARIES: dict[str, Case] = {
         "Step", lambda w: step_req(w.fresh, respond("y" * MAX_ACTION_TEXT_CHARS)), OK, limit="MAX_ACTION_TEXT_CHARS"
     ),
     "Step/every-field-at-once": Case("Step", lambda w: step_req(w.fresh, ask(*REQUESTABLE_FIELDS)), OK),
+    "Step/use-tool-argument-at-limit": Case(
+        "Step", lambda w: step_req(w.expert, tool("look_up_order", ("order_id", "O" * MAX_ARGUMENT_CHARS))), OK
+    ),
+    "Step/use-tool-refund-amount-with-dollar-sign": Case(
+        "Step", lambda w: step_req(w.expert, tool("issue_refund", ("order_id", "ORD-1"), ("amount", "$1,000.50"))), OK
+    ),
+    "Step/use-tool-no-argument-tool": Case("Step", lambda w: step_req(w.expert, tool("check_service_status")), OK),
     "Step/token-at-its-largest": Case("Step", lambda w: step_req(w.fat, classify()), OK, limit="MAX_TOKEN_BYTES"),
     "State/ended-episode": Case("State", lambda w: env_pb2.StateRequest(state_token=w.ended), OK),
     "ResetBatch/empty": Case("ResetBatch", lambda w: env_pb2.ResetBatchRequest(), OK),
@@ -798,7 +897,7 @@ def test_after_the_matrix_the_services_serve_and_other_clients_finish(services, 
     assert public.task_id == "action_selection" and public.step == 2 and public.terminated
 
 
-@pytest.mark.parametrize("task_id", ["issue_classification", "action_selection", "end_to_end_resolution"])
+@pytest.mark.parametrize("task_id", ["issue_classification", "action_selection", "end_to_end_resolution", EXPERT])
 def test_a_reset_batch_of_the_largest_size_fits_one_message(env, task_id):
     """A ResetBatch of MAX_BATCH fresh episodes of any task is answered: 256 handed-over tickets
     (each observation with its history, knowledge base suggestions and policy text) came to 1.08 MB,

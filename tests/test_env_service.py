@@ -7,12 +7,16 @@ import secrets
 import subprocess
 import sys
 
+import expert_episodes
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from baseline_agent.embedded import ROOT, start_service
-from supportenv.v1 import env_pb2, env_pb2_grpc
+from supportenv.episode import observe, step
+from supportenv.replay import replay
+from supportenv.tasks import ALL_TASKS
+from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.limits import MAX_MESSAGE_BYTES
 
@@ -46,9 +50,57 @@ def assert_healthy(channel):
 
 def test_list_tasks(env):
     tasks = env.ListTasks(env_pb2.ListTasksRequest(), timeout=5).tasks
-    assert [t.task_id for t in tasks] == ["issue_classification", "action_selection", "end_to_end_resolution"]
-    assert [t.weight for t in tasks] == [0.2, 0.3, 0.5]
+    assert [t.task_id for t in tasks] == [
+        "issue_classification",
+        "action_selection",
+        "end_to_end_resolution",
+        "expert_resolution",
+    ]
+    assert [t.weight for t in tasks] == [0.2, 0.3, 0.5, 0.0]
     assert all(t.grader_components and t.max_steps > 0 and 0 < t.pass_threshold <= 1 for t in tasks)
+    # The action kinds each task takes, by the Action oneof's names: use_tool only on the expert task.
+    oneof = [f.name for f in pb.Action.DESCRIPTOR.oneofs_by_name["kind"].fields if f.name != "invalid_action"]
+    for task in tasks:
+        assert tuple(task.allowed_actions) == next(t.allowed_actions for t in ALL_TASKS if t.task_id == task.task_id)
+        assert set(task.allowed_actions) <= set(oneof)
+        assert ("use_tool" in task.allowed_actions) == (task.task_id == "expert_resolution")
+    assert set(tasks[-1].allowed_actions) == set(oneof)
+    assert tasks[-1].difficulty == pb.DIFFICULTY_EXPERT and tasks[0].difficulty == pb.DIFFICULTY_EASY
+
+
+def test_an_expert_episode_token_continues_it_exactly(env):
+    """A token taken mid-way through an expert episode (after verify_identity and a refund)
+    carries the desk (verified, the changes, the refused change, the last tool result): State
+    shows it as the library does, and stepping on from the token, twice, branches identically."""
+    seed = expert_episodes.REFUND_SEED
+    actions = expert_episodes.script(seed)
+    cut = next(i for i, a in enumerate(actions) if a.tool == "issue_refund" and i > 0) + 1
+    token = reset(env, expert_episodes.TASK, seed, split=pb.SPLIT_VALIDATION).state_token
+    for action in actions[:cut]:
+        token = env.Step(
+            env_pb2.StepRequest(state_token=token, action=convert.action_to_pb(action)), timeout=5
+        ).state_token
+    scenario, state = replay(expert_episodes.TASK, expert_episodes.SPLIT, seed, actions[:cut])
+    assert state.verified and state.changes == [("issue_refund", *state.changes[0][1:])] and state.refused_changes == 1
+    assert state.tool_result is not None and state.tool_result.status == "ok"
+    public = env.State(env_pb2.StateRequest(state_token=token), timeout=5).state
+    assert [convert.action_from_pb(a) for a in public.actions] == actions[:cut]
+    assert codec.observation_from_pb(public.observation) == observe(scenario, state)
+    refund = codec.observation_from_pb(public.observation).tool_result
+    assert refund.tool == "issue_refund" and refund.data["order"]["refunds"][-1]["refund_id"] == "new"
+    for _ in range(2):  # the same token, stepped twice: the same continuation
+        branch, (scenario, state) = token, replay(expert_episodes.TASK, expert_episodes.SPLIT, seed, actions[:cut])
+        for action in actions[cut:]:
+            expected = step(scenario, state, action)
+            reply = env.Step(env_pb2.StepRequest(state_token=branch, action=convert.action_to_pb(action)), timeout=5)
+            assert codec.observation_from_pb(reply.observation) == expected.observation
+            assert (reply.reward, reply.terminated, reply.truncated) == (
+                expected.reward,
+                expected.terminated,
+                expected.truncated,
+            )
+            branch = reply.state_token
+        assert reply.terminated and reply.cumulative_reward == state.cumulative_reward
 
 
 def test_reset_step_state(env):

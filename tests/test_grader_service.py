@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import expert_episodes
 import grpc
 import pytest
 
@@ -9,6 +10,7 @@ from supportenv import expert
 from supportenv.episode import step
 from supportenv.graders import grade_trajectory
 from supportenv.replay import new_episode
+from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.v1 import convert, env_pb2, grader_pb2
 from supportenv.v1 import types_pb2 as pb
 
@@ -34,7 +36,9 @@ def trajectory(task_id, seed, actions):
     )
 
 
-@pytest.mark.parametrize("task_id", ["issue_classification", "action_selection", "end_to_end_resolution"])
+@pytest.mark.parametrize(
+    "task_id", ["issue_classification", "action_selection", "end_to_end_resolution", EXPERT_TASK_ID]
+)
 def test_grade_equals_local_replay(env, grader, task_id):
     for seed in range(5):
         actions, rewards = play_over_grpc(env, task_id, seed, expert.expert_action)
@@ -45,6 +49,36 @@ def test_grade_equals_local_replay(env, grader, task_id):
         assert list(remote.rewards) == pytest.approx(rewards) == list(local.rewards)
         assert remote.grader_version == local.grader_version
         assert 0.0 <= remote.score <= 1.0
+
+
+def test_expert_trajectories_grade_as_the_library_does(env, grader):
+    """Expert-task episodes with tool calls (refused, not found, verify_identity, the case's
+    changes) played over the env service, then replayed and graded by the grader service."""
+    for seed in expert_episodes.SEEDS:
+        actions = expert_episodes.script(seed, "test")
+        assert any(a.kind == "use_tool" for a in actions)
+        rewards = []
+        reply = env.Reset(env_pb2.ResetRequest(task_id=EXPERT_TASK_ID, split=pb.SPLIT_TEST, seed=seed), timeout=5)
+        token = reply.state_token
+        for action in actions:
+            result = env.Step(env_pb2.StepRequest(state_token=token, action=convert.action_to_pb(action)), timeout=5)
+            token = result.state_token
+            rewards.append(result.reward)
+        state = env.State(env_pb2.StateRequest(state_token=token), timeout=5).state
+        assert [convert.action_from_pb(a) for a in state.actions] == actions
+        request = grader_pb2.GradeRequest(
+            trajectory=pb.Trajectory(task_id=EXPERT_TASK_ID, split=pb.SPLIT_TEST, seed=seed, actions=state.actions)
+        )
+        remote = grader.Grade(request, timeout=5)
+        local = grade_trajectory(EXPERT_TASK_ID, "test", seed, actions)
+        assert remote.score == local.score and remote.passed == local.passed and 0.0 <= remote.score <= 1.0
+        assert [(c.name, c.score, c.weight) for c in remote.components] == [
+            (c.name, c.score, c.weight) for c in local.components
+        ]
+        assert [c.name for c in remote.components] == [name for name, _ in get_task(EXPERT_TASK_ID).components]
+        assert list(remote.failed_gates) == list(local.failed_gates)
+        assert list(remote.rewards) == rewards == list(local.rewards)
+        assert remote.task_id == EXPERT_TASK_ID and remote.pass_threshold == local.pass_threshold
 
 
 def expect_status(code, call):

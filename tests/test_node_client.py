@@ -18,7 +18,8 @@ from google.protobuf import json_format
 
 from baseline_agent.embedded import EmbeddedServices
 from supportenv.graders import grade_trajectory
-from supportenv.tasks import TASK_IDS
+from supportenv.replay import replay
+from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID, get_task
 from supportenv.v1 import convert, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
 from tests.npm import npm_ci
@@ -61,7 +62,7 @@ def _actions(result: dict) -> list[pb.Action]:
 
 
 def test_every_task_played_and_graded(played):
-    assert sorted(r["task_id"] for r in played) == sorted(TASK_IDS)
+    assert sorted(r["task_id"] for r in played) == sorted(ALL_TASK_IDS)
     for r in played:
         assert 0.0 <= r["score"] <= 1.0, r
         assert isinstance(r["passed"], bool)
@@ -85,6 +86,23 @@ def test_node_trajectories_grade_the_same_in_python(played, running):
             remote = grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=30)
             assert remote.score == r["score"], r["task_id"]
             assert list(remote.rewards) == r["rewards"]
+
+
+def test_node_sends_tool_calls_and_reads_their_results(played):
+    """On the expert task the rule looks the records up with UseTool; the results play.js decoded
+    (data_json parsed in JavaScript) are the library's, and only that task gets tool calls."""
+    for r in played:
+        assert tuple(r["allowed_actions"]) == get_task(r["task_id"]).allowed_actions
+        kinds = [a["kind"] for a in r["actions"]]
+        assert ("use_tool" in kinds) == (r["task_id"] == EXPERT_TASK_ID), r["task_id"]
+    (expert,) = [r for r in played if r["task_id"] == EXPERT_TASK_ID]
+    assert {t["tool"] for t in expert["tool_results"]} == {"look_up_order", "look_up_customer"}
+    actions = [convert.action_from_pb(a) for a in _actions(expert)]
+    for result in expert["tool_results"]:
+        _, state = replay(EXPERT_TASK_ID, expert["split"], expert["seed"], actions[: result["step"]])
+        library = state.tool_result
+        assert library is not None and result["status"] == library.status == "ok"
+        assert (result["tool"], result["message"], result["data"]) == (library.tool, library.message, library.data)
 
 
 def test_errors_exit_non_zero(node_client, running):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 from env_service.tokens import TokenCodec
 from supportenv import expert
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, MAX_FIELDS, MAX_TEXT_CHARS, Action, parse, validate
+from supportenv.casework import identity_proofs
 from supportenv.catalog import (
     ARTICLES_BY_ID,
     CATEGORIES,
@@ -36,7 +38,8 @@ from supportenv.episode import EpisodeState, observe, step
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.graders import grade_state, grade_trajectory
 from supportenv.replay import MAX_SEED, new_episode
-from supportenv.tasks import TASK_IDS, get_task
+from supportenv.tasks import EXPERT_TASK_ID, TASK_IDS, get_task
+from supportenv.tools import TOOL_NAMES, TOOLS_BY_NAME
 from supportenv.v1 import codec, convert
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import SPLITS, Scenario
@@ -169,7 +172,15 @@ def restored(state: EpisodeState) -> tuple[EpisodeState, EpisodeState]:
     return by_row, by_dict
 
 
-GATES = ("triage", "facts_first", "handled", "rules", "closed")
+GATES = (
+    "triage",
+    "facts_first",
+    "handled",
+    "rules",
+    "closed",
+    "records",
+    "communication",
+)  # the last two: expert_resolution
 
 
 def check_grade(grade: Any, task_id: str) -> None:
@@ -301,3 +312,52 @@ def test_parse_accepts_anything_and_refuses_with_invalid_action_error_only(raw):
         assert str(exc)
         return
     assert isinstance(action, Action) and validate(action) == action
+
+
+# ---- the expert task's tool calls ----
+
+AMOUNTS = ("1", "0.01", "12.50", "$1,000", "0", "-3", "nan", "inf", "1e300", "lots", "", "300.00")
+
+
+def _tool_call(rng: random.Random, known: list[str]) -> Action:
+    """A tool call of any name and arguments: a real tool or junk, its own arguments or others,
+    the customer's facts, other values, junk, over-long values."""
+    name = rng.choice([*TOOL_NAMES, *TOOL_NAMES, "", "format_disk", "LOOK_UP_ORDER"])
+    spec = TOOLS_BY_NAME.get(name)
+    names = list(spec.arguments) if spec else []
+    if rng.random() < 0.3:
+        names = rng.sample([*names, "order_id", "amount", "sql"], k=rng.randint(0, 3))
+    values = [rng.choice(AMOUNTS) if arg == "amount" else rng.choice(known) for arg in names]
+    return Action("use_tool", tool=name, arguments=tuple(zip(names, values, strict=True)))
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_tool_calls_keep_the_wire_and_token_invariants(split):
+    """Expert-task episodes mixing the expert's steps with tool calls of any name and arguments:
+    a call validates or is refused with InvalidActionError; a valid one survives the wire
+    (UseTool) and the token exactly, the desk (verified, changes, refused changes, the last tool
+    result) included, and the observation the service sends is the library's."""
+    for seed in range(12):
+        rng = random.Random(f"tools:{split}:{seed}")
+        scenario, state = new_episode(EXPERT_TASK_ID, split, seed)
+        known = [*identity_proofs(scenario.records).values(), "ORD-000000", "x" * 201, " ", "", "é😀"]
+        while not state.done:
+            action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+            if rng.random() < 0.5:
+                action = _tool_call(rng, known)
+                try:
+                    parse(action)
+                except InvalidActionError as exc:
+                    assert str(exc)
+                    continue
+            wire = pb.Action.FromString(convert.action_to_pb(action).SerializeToString())
+            assert convert.action_from_pb(wire) == action
+            result = step(scenario, state, action)
+            assert (result.observation.tool_result is not None) == (action.kind == "use_tool")
+            assert "use_tool" in result.observation.allowed_actions
+            check_observation(result.observation, scenario, state)
+            by_row, by_dict = restored(state)
+            assert by_row == state and by_dict == state
+            desk = (state.verified, state.changes, state.tool_result, state.refused_changes)
+            assert (by_row.verified, by_row.changes, by_row.tool_result, by_row.refused_changes) == desk
+        check_grade(grade_state(scenario, state), EXPERT_TASK_ID)

@@ -9,13 +9,15 @@ import socket
 import threading
 import time
 
+import expert_episodes
 import grpc
 import pytest
 
 from baseline_agent.embedded import start_service
-from supportenv import expert
-from supportenv.actions import Action
+from supportenv import casework, expert
+from supportenv.actions import Action, use_tool
 from supportenv.episode import observe, step
+from supportenv.errors import InvalidActionError
 from supportenv.replay import new_episode
 from supportenv.v1 import codec, convert, env_pb2, env_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
@@ -26,42 +28,45 @@ TASK = "end_to_end_resolution"
 SEEDS = (0, 1, 2, 3)
 
 
-def script(seed: int) -> list[Action]:
-    """The expert's actions plus one wrong one in the middle, so penalties are compared too."""
-    scenario, state = new_episode(TASK, "train", seed)
+def script(seed: int, task: str = TASK, split: str = "train") -> list[Action]:
+    """The expert's actions plus one wrong one in the middle, so penalties are compared too;
+    on the expert task, the tool calls of tests/expert_episodes.py (refused, not found, ok)."""
+    if task == expert_episodes.TASK:
+        return expert_episodes.script(seed, split)
+    scenario, state = new_episode(task, split, seed)
     actions = [Action("escalate_to_human", text="just in case")]
     step(scenario, state, actions[0])
     while not state.done:
-        actions.append(expert.expert_action(scenario, state, TASK))
+        actions.append(expert.expert_action(scenario, state, task))
         step(scenario, state, actions[-1])
     return actions
 
 
-def library_run(seed: int) -> list[tuple]:
-    scenario, state = new_episode(TASK, "train", seed)
+def library_run(seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
+    scenario, state = new_episode(task, split, seed)
     out = [(observe(scenario, state), 0.0, False, False)]
-    for action in script(seed):
+    for action in script(seed, task, split):
         result = step(scenario, state, action)
         out.append((result.observation, result.reward, result.terminated, result.truncated))
     return out
 
 
-def unary_run(address: str, seed: int) -> list[tuple]:
+def unary_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     with EnvClient(address) as client:
-        obs, _ = client.reset(TASK, "train", seed)
+        obs, _ = client.reset(task, split, seed)
         out = [(obs, 0.0, False, False)]
-        for action in script(seed):
+        for action in script(seed, task, split):
             obs, reward, term, trunc, _ = client.step(action)
             out.append((obs, reward, term, trunc))
     return out
 
 
-def async_run(address: str, seed: int) -> list[tuple]:
+def async_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     async def play():
         async with AsyncEnvClient(address) as client:
-            obs, _ = await client.reset(TASK, "train", seed)
+            obs, _ = await client.reset(task, split, seed)
             out = [(obs, 0.0, False, False)]
-            for action in script(seed):
+            for action in script(seed, task, split):
                 obs, reward, term, trunc, _ = await client.step(action)
                 out.append((obs, reward, term, trunc))
             return out
@@ -69,12 +74,12 @@ def async_run(address: str, seed: int) -> list[tuple]:
     return asyncio.run(play())
 
 
-def stream_run(address: str, seed: int) -> list[tuple]:
+def stream_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
     async def play():
         async with SessionClient(address) as session:
-            obs, _ = await session.reset(TASK, "train", seed)
+            obs, _ = await session.reset(task, split, seed)
             out = [(obs, 0.0, False, False)]
-            for action in script(seed):
+            for action in script(seed, task, split):
                 obs, reward, term, trunc, _ = await session.step(action)
                 out.append((obs, reward, term, trunc))
             return out
@@ -82,11 +87,11 @@ def stream_run(address: str, seed: int) -> list[tuple]:
     return asyncio.run(play())
 
 
-def batch_run(address: str, seed: int) -> list[tuple]:
-    vector = VectorEnvClient(address, num_envs=1, task_id=TASK, split="train", seeds=iter([seed, 10_000]))
+def batch_run(address: str, seed: int, task: str = TASK, split: str = "train") -> list[tuple]:
+    vector = VectorEnvClient(address, num_envs=1, task_id=task, split=split, seeds=iter([seed, 10_000]))
     try:
         out = [(vector.reset()[0], 0.0, False, False)]
-        for action in script(seed):
+        for action in script(seed, task, split):
             observations, rewards, term, trunc, infos = vector.step([action])
             obs = infos[0].get("final_observation", observations[0])
             out.append((obs, rewards[0], term[0], trunc[0]))
@@ -108,6 +113,19 @@ def address():
 def test_every_transport_plays_the_same_episode(address, transport):
     for seed in SEEDS:
         assert transport(address, seed) == library_run(seed), (transport.__name__, seed)
+
+
+@pytest.mark.parametrize("transport", [unary_run, async_run, stream_run, batch_run])
+def test_every_transport_plays_the_same_expert_episode(address, transport):
+    """The expert task's tool calls over every transport: observations (tool_result,
+    allowed_actions), rewards and ends are the library's, step for step."""
+    for seed in expert_episodes.SEEDS:
+        expected = library_run(seed, expert_episodes.TASK, expert_episodes.SPLIT)
+        results = [obs.tool_result for obs, *_ in expected if obs.tool_result is not None]
+        assert {r.status for r in results} == {"ok", "not_found", "refused"}
+        assert all(obs.allowed_actions[-1] == "use_tool" for obs, *_ in expected)
+        got = transport(address, seed, expert_episodes.TASK, expert_episodes.SPLIT)
+        assert got == expected, (transport.__name__, seed)
 
 
 @pytest.mark.parametrize("connections", [1, 3])
@@ -209,7 +227,7 @@ def test_client_retries_until_the_service_is_up():
     thread.start()
     try:
         with EnvClient(f"127.0.0.1:{port}", timeout=5.0, retries=8) as client:
-            assert len(client.list_tasks()) == 3
+            assert len(client.list_tasks()) == 4
     finally:
         thread.join()
         for service in started:
@@ -317,3 +335,41 @@ def test_spread_clients_reach_every_worker(address):
     finally:
         for client in clients:
             client.close()
+
+
+def test_the_clients_send_tool_calls_and_decode_their_results(address):
+    """EnvClient, AsyncEnvClient and SessionClient's use_tool (and an action dict) send a tool
+    call; the result comes back as the library's ToolResult, its data a dict; a malformed call
+    is refused by the client before it is sent, use_tool on a task without tools by the service."""
+    seed = expert_episodes.REFUND_SEED
+    scenario, state = new_episode(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+    order = casework.identity_proofs(scenario.records)["order_id"]
+    expected = step(scenario, state, use_tool("look_up_order", order_id=order)).observation.tool_result
+    assert expected.status == "ok" and isinstance(expected.data, dict)
+
+    with EnvClient(address) as client:
+        client.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+        obs, *_ = client.use_tool("look_up_order", order_id=order)
+        assert obs.tool_result == expected and obs.tool_result.data["order"]["order_id"] == order
+        obs, *_ = client.step({"action_type": "use_tool", "tool": "look_up_order", "arguments": {"order_id": order}})
+        assert obs.tool_result == expected
+        obs, *_ = client.step(Action("classify_issue", category="billing"))
+        assert obs.tool_result is None and obs.allowed_actions[-1] == "use_tool"
+        with pytest.raises(InvalidActionError, match="unknown tool"):
+            client.use_tool("format_disk")
+        client.reset(TASK, "train", 0)
+        with pytest.raises(grpc.RpcError) as info:
+            client.use_tool("look_up_order", order_id=order)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "does not take use_tool" in info.value.details()
+
+    async def play():
+        async with AsyncEnvClient(address) as client:
+            await client.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+            unary = (await client.use_tool("look_up_order", order_id=order))[0].tool_result
+        async with SessionClient(address) as session:
+            await session.reset(expert_episodes.TASK, expert_episodes.SPLIT, seed)
+            streamed = (await session.use_tool("look_up_order", order_id=order))[0].tool_result
+        return unary, streamed
+
+    assert asyncio.run(play()) == (expected, expected)

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Plays one episode of every task of the Customer Support AI Training Environment over
 // gRPC with a small rule-based policy, has each trajectory graded by the grader service,
-// and prints one JSON object per task. Exits non-zero on any error.
+// and prints one JSON object per task. Exits non-zero on any error. On a task that takes
+// tool calls (its allowed_actions list "use_tool"), the rule looks the case up in the
+// records with UseTool and reports each ToolResult (its data_json decoded).
 //
 //   node play.js --env 127.0.0.1:50051 --grader 127.0.0.1:50052 [--split test] [--seed 0]
 //
@@ -221,11 +223,23 @@ function mustEscalate(obs, issue) {
   return false;
 }
 
+// The look-ups the rule makes on a task with tools, by the fact that names the record.
+const LOOK_UPS = [
+  ["order_id", "look_up_order"],
+  ["account_email", "look_up_customer"],
+];
+
 class RulePolicy {
   constructor(taskId) {
     this.taskId = taskId;
     this.asked = false;
     this.answered = false;
+    this.lookedUp = new Set();
+  }
+
+  // A UseTool action: the tool and its arguments as ordered {name, value} pairs.
+  static useTool(tool, args) {
+    return { use_tool: { tool, arguments: Object.entries(args).map(([name, value]) => ({ name, value })) } };
   }
 
   act(obs) {
@@ -248,10 +262,22 @@ class RulePolicy {
     const wanted = [...FACTS_BY_CATEGORY[category]];
     // "Verify identity (ask for the account email) before account changes or refunds."
     if (category === "refund" && policyText(obs).includes("verify identity")) wanted.push("account_email");
+    const tools = obs.allowed_actions.includes("use_tool");
+    if (tools) wanted.push("account_email", "order_id"); // the records are found by these
     const missing = wanted.filter((f) => !have.has(f) && obs.requestable_fields.includes(f));
     if (!this.asked && missing.length > 0) {
       this.asked = true;
-      return { ask_for_more_info: { fields: missing, question: "Could you please share these details?" } };
+      return { ask_for_more_info: { fields: [...new Set(missing)], question: "Could you please share these details?" } };
+    }
+    if (tools) {
+      // Read the records before answering: each record the customer's facts name, once.
+      for (const [fact, tool] of LOOK_UPS) {
+        const given = obs.revealed_facts.find((f) => f.name === fact);
+        if (given && !this.lookedUp.has(tool)) {
+          this.lookedUp.add(tool);
+          return RulePolicy.useTool(tool, { [fact]: given.value });
+        }
+      }
     }
     if (mustEscalate(obs, issue)) {
       if (obs.assigned_department !== enumName("DEPARTMENT_", department)) {
@@ -288,6 +314,7 @@ async function playTask(env, grader, task, opts) {
   const policy = new RulePolicy(task.task_id);
   const actions = [];
   const rewards = [];
+  const toolResults = [];
   let done = false;
   let last = null;
   while (!done) {
@@ -299,6 +326,14 @@ async function playTask(env, grader, task, opts) {
     obs = last.observation;
     token = last.state_token;
     done = last.terminated || last.truncated;
+    if (action.use_tool) {
+      const result = obs.tool_result;
+      if (!result || result.tool !== action.use_tool.tool) throw new Error(`${task.task_id}: no tool_result for ${action.use_tool.tool}`);
+      // The data travels as canonical JSON, so any language reads it.
+      toolResults.push({ step: actions.length, tool: result.tool, status: result.status, message: result.message, data: JSON.parse(result.data_json || "{}") });
+    } else if (obs.tool_result) {
+      throw new Error(`${task.task_id}: a tool_result after ${Object.keys(action)[0]}`);
+    }
   }
   // The server's own record of the episode: the trajectory it holds must be ours.
   const { state } = await call(env, "State", { state_token: token }, opts.deadlineMs);
@@ -334,6 +369,8 @@ async function playTask(env, grader, task, opts) {
     passed: grade.passed,
     grader_version: grade.grader_version,
     components: Object.fromEntries(grade.components.map((c) => [c.name, c.score])),
+    allowed_actions: task.allowed_actions,
+    tool_results: toolResults,
     // Each action as {kind, params}: the Action oneof field and its message, enums by name.
     actions: actions.map((a) => {
       const kind = Object.keys(a)[0];

@@ -13,7 +13,10 @@
   stream, so no token travels.
 
 Actions may be `supportenv.Action` objects, dicts ({"action_type": ...}) or bare kinds;
-observations come back as the library's `Observation`.
+observations come back as the library's `Observation`. A tool call (tasks whose
+allowed_actions list "use_tool") is `use_tool("look_up_order", order_id="ORD-123456")`, or
+the clients' own `use_tool(...)`, which sends one; its result comes back decoded in the next
+observation's `tool_result` (a `supportenv.tools.ToolResult`, its data a dict).
 
 Every client's `stub` is the bare generated stub on its channel (no deadline, no retries):
 what the benchmarks time, on channels opened with their own `options`.
@@ -30,7 +33,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from supportenv.actions import Action, parse
+from supportenv.actions import Action, parse, use_tool
 from supportenv.episode import Observation
 from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, grader_pb2, grader_pb2_grpc
 from supportenv.v1 import types_pb2 as pb
@@ -205,6 +208,10 @@ class EnvClient(_SyncClient):
     def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         return step_result(self.step_reply(action))
 
+    def use_tool(self, tool: str, **arguments: str) -> StepResult:
+        """Step with a tool call; its result is the observation's tool_result."""
+        return self.step(use_tool(tool, **arguments))
+
     def state(self) -> env_pb2.EpisodeState:
         return self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token)).state
 
@@ -260,6 +267,10 @@ class AsyncEnvClient(_AsyncClient):
         reply = await self._call(self.stub.Step, request)
         self.token = reply.state_token
         return step_result(reply)
+
+    async def use_tool(self, tool: str, **arguments: str) -> StepResult:
+        """Step with a tool call; its result is the observation's tool_result."""
+        return await self.step(use_tool(tool, **arguments))
 
     async def state(self) -> env_pb2.EpisodeState:
         return (await self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token))).state
@@ -441,3 +452,7 @@ class SessionClient:
     async def step(self, action: Action | dict[str, Any] | str | pb.Action) -> StepResult:
         reply = await self._ask(env_pb2.SessionRequest(step=action_pb(action)))
         return step_result(reply.step)
+
+    async def use_tool(self, tool: str, **arguments: str) -> StepResult:
+        """Step with a tool call; its result is the observation's tool_result."""
+        return await self.step(use_tool(tool, **arguments))

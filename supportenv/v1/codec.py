@@ -112,6 +112,7 @@ _PRIORITY, _STEP, _STEPS_LEFT = tag(_O, "priority"), tag(_O, "step"), tag(_O, "s
 _COST, _ESCALATED, _DEPARTMENT = tag(_O, "cost_so_far"), tag(_O, "escalated"), tag(_O, "assigned_department")
 _CALLBACK, _FEEDBACK = tag(_O, "callback_scheduled"), tag(_O, "last_action_feedback")
 _LAST_REWARD, _LAST_BREAKDOWN = tag(_O, "last_reward"), tag(_O, "last_reward_breakdown")
+_TOOL_RESULT = tag(_O, "tool_result")
 
 _S = env_pb2.StepResponse
 _STEP_OBSERVATION, _REWARD, _TERMINATED = tag(_S, "observation"), tag(_S, "reward"), tag(_S, "terminated")
@@ -186,6 +187,7 @@ def _encode_briefing(brief: Briefing) -> bytes:
         policy=brief.policy,
         task_instructions=brief.task_instructions,
         max_steps=brief.max_steps,
+        allowed_actions=brief.allowed_actions,
     ).SerializeToString()
 
 
@@ -251,6 +253,8 @@ def observation(scenario: Scenario, state: EpisodeState) -> bytes:
         parts += (_LAST_REWARD, reward)
     if state.last_breakdown:
         parts += [_reward_part(_LAST_BREAKDOWN, name, value) for name, value in state.last_breakdown]
+    if state.tool_result is not None:  # only on the step after a tool call: encoded afresh
+        parts.append(present(_TOOL_RESULT, convert.tool_result_to_pb(state.tool_result).SerializeToString()))
     return b"".join(parts)
 
 
@@ -334,6 +338,7 @@ def briefing_from_pb(msg: pb.Observation) -> Briefing:
         policy=tuple(msg.policy),
         task_instructions=msg.task_instructions,
         max_steps=msg.max_steps,
+        allowed_actions=tuple(msg.allowed_actions),
     )
 
 
@@ -378,5 +383,7 @@ def observation_from_pb(msg: pb.Observation, briefing: Briefing | None = None) -
             "last_action_feedback": msg.last_action_feedback,
             "last_reward": msg.last_reward,
             "last_reward_breakdown": tuple([(part.name, part.value) for part in msg.last_reward_breakdown]),
+            "tool_result": convert.tool_result_from_pb(msg.tool_result) if msg.HasField("tool_result") else None,
+            "allowed_actions": brief.allowed_actions,
         },
     )

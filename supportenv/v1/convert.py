@@ -2,17 +2,24 @@
 the v1 messages. (Observations and the env service's replies have their own codec:
 supportenv.v1.codec.)
 
+A tool call (use_tool) travels as UseTool, its arguments in order; a tool's result as
+ToolResult, its data as canonical JSON (tool_result_to_pb / tool_result_from_pb).
+
 Enum values map by name (library "billing" <-> ISSUE_CATEGORY_BILLING), so adding a
 value to both sides is all a new category needs. Unknown or unset values from a
 client raise the library's InvalidActionError / InvalidRequestError."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from supportenv.actions import Action
-from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS
+from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS, TOOL_KIND
 from supportenv.errors import InvalidActionError, InvalidRequestError
 from supportenv.graders import Grade
 from supportenv.tasks import Task
+from supportenv.tools import ToolResult
 from supportenv.v1 import grader_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.world import SPLITS
@@ -29,7 +36,7 @@ TIER_TO_PB, TIER_FROM_PB = _enum_maps(pb.CustomerTier, "CUSTOMER_TIER_", TIERS)
 DEPARTMENT_TO_PB, DEPARTMENT_FROM_PB = _enum_maps(pb.Department, "DEPARTMENT_", DEPARTMENTS)
 SENTIMENT_TO_PB, SENTIMENT_FROM_PB = _enum_maps(pb.SentimentLabel, "SENTIMENT_LABEL_", SENTIMENT_LABELS)
 SPLIT_TO_PB, SPLIT_FROM_PB = _enum_maps(pb.Split, "SPLIT_", SPLITS)
-DIFFICULTY_TO_PB, _ = _enum_maps(pb.Difficulty, "DIFFICULTY_", ("easy", "medium", "hard"))
+DIFFICULTY_TO_PB, _ = _enum_maps(pb.Difficulty, "DIFFICULTY_", ("easy", "medium", "hard", "expert"))
 SPEAKER_TO_PB, SPEAKER_FROM_PB = _enum_maps(pb.Speaker, "SPEAKER_", ("customer", "agent", "system"))
 
 
@@ -80,6 +87,8 @@ def action_from_pb(msg: pb.Action) -> Action:
         return Action(kind, text=body.reason)
     if kind == "invalid_action":
         return Action(kind, text=body.raw, error=body.error or "unparseable output")
+    if kind == "use_tool":
+        return Action(TOOL_KIND, tool=body.tool, arguments=tuple([(a.name, a.value) for a in body.arguments]))
     return Action(kind, text=body.summary)
 
 
@@ -110,7 +119,27 @@ def action_to_pb(action: Action) -> pb.Action:
         return pb.Action(request_callback=pb.RequestCallback(reason=action.text))
     if k == "invalid_action":
         return pb.Action(invalid_action=pb.InvalidAction(raw=action.text, error=action.error))
+    if k == TOOL_KIND:
+        arguments = [pb.ToolArgument(name=name, value=value) for name, value in action.arguments]
+        return pb.Action(use_tool=pb.UseTool(tool=action.tool, arguments=arguments))
     return pb.Action(mark_resolved=pb.MarkResolved(summary=action.text))
+
+
+def data_json(data: dict[str, Any]) -> str:
+    """A tool result's data as canonical JSON: sorted keys, no spaces, UTF-8 as is."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def tool_result_to_pb(result: ToolResult) -> pb.ToolResult:
+    return pb.ToolResult(
+        tool=result.tool, status=result.status, message=result.message, data_json=data_json(result.data)
+    )
+
+
+def tool_result_from_pb(msg: pb.ToolResult) -> ToolResult:
+    """The library's ToolResult of a wire one, its data decoded (an empty data_json is {})."""
+    data = json.loads(msg.data_json) if msg.data_json else {}
+    return ToolResult(tool=msg.tool, status=msg.status, message=msg.message, data=data)
 
 
 def task_to_pb(task: Task) -> pb.TaskInfo:
@@ -124,6 +153,7 @@ def task_to_pb(task: Task) -> pb.TaskInfo:
         weight=task.weight,
         grader_components=[name for name, _ in task.components],
         instructions=task.instructions,
+        allowed_actions=task.allowed_actions,
     )
 
 

@@ -24,29 +24,29 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19supportenv/v1/types.proto\x12\rsupportenv.v1\"~\n\rClassifyIssue\x12.\n\x08\x63\x61tegory\x18\x01 \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x02 \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x12\n\nissue_type\x18\x03 \x01(\t\"2\n\x0e\x41skForMoreInfo\x12\x0e\n\x06\x66ields\x18\x01 \x03(\t\x12\x10\n\x08question\x18\x02 \x01(\t\":\n\x13RespondWithSolution\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x12\n\narticle_id\x18\x02 \x01(\t\"*\n\x14SuggestKnowledgeBase\x12\x12\n\narticle_id\x18\x01 \x01(\t\"O\n\x10\x41ssignDepartment\x12-\n\ndepartment\x18\x01 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x0c\n\x04note\x18\x02 \x01(\t\"!\n\x0f\x45scalateToHuman\x12\x0e\n\x06reason\x18\x01 \x01(\t\"!\n\x0fRequestCallback\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x1f\n\x0cMarkResolved\x12\x0f\n\x07summary\x18\x01 \x01(\t\"+\n\rInvalidAction\x12\x0b\n\x03raw\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"\xb5\x04\n\x06\x41\x63tion\x12\x36\n\x0e\x63lassify_issue\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ClassifyIssueH\x00\x12:\n\x11\x61sk_for_more_info\x18\x02 \x01(\x0b\x32\x1d.supportenv.v1.AskForMoreInfoH\x00\x12\x43\n\x15respond_with_solution\x18\x03 \x01(\x0b\x32\".supportenv.v1.RespondWithSolutionH\x00\x12\x45\n\x16suggest_knowledge_base\x18\x04 \x01(\x0b\x32#.supportenv.v1.SuggestKnowledgeBaseH\x00\x12<\n\x11\x61ssign_department\x18\x05 \x01(\x0b\x32\x1f.supportenv.v1.AssignDepartmentH\x00\x12;\n\x11\x65scalate_to_human\x18\x06 \x01(\x0b\x32\x1e.supportenv.v1.EscalateToHumanH\x00\x12:\n\x10request_callback\x18\x07 \x01(\x0b\x32\x1e.supportenv.v1.RequestCallbackH\x00\x12\x34\n\rmark_resolved\x18\x08 \x01(\x0b\x32\x1b.supportenv.v1.MarkResolvedH\x00\x12\x36\n\x0einvalid_action\x18\t \x01(\x0b\x32\x1c.supportenv.v1.InvalidActionH\x00\x42\x06\n\x04kind\"W\n\x10\x43onversationTurn\x12\'\n\x07speaker\x18\x01 \x01(\x0e\x32\x16.supportenv.v1.Speaker\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x05\"F\n\x12KnowledgeBaseMatch\x12\x12\n\narticle_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\"#\n\x04\x46\x61\x63t\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\x92\x07\n\x0bObservation\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x18\n\x10\x63ustomer_message\x18\x03 \x01(\t\x12\x30\n\x07history\x18\x04 \x03(\x0b\x32\x1f.supportenv.v1.ConversationTurn\x12\x36\n\x0fsentiment_label\x18\x05 \x01(\x0e\x32\x1d.supportenv.v1.SentimentLabel\x12\x17\n\x0fsentiment_score\x18\x06 \x01(\x01\x12\x32\n\rcustomer_tier\x18\x07 \x01(\x0e\x32\x1b.supportenv.v1.CustomerTier\x12\x1c\n\x14\x63ustomer_tenure_days\x18\x08 \x01(\x05\x12\x1e\n\x16\x63ustomer_total_revenue\x18\t \x01(\x01\x12.\n\x08\x63\x61tegory\x18\n \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x0b \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x35\n\nkb_matches\x18\x0c \x03(\x0b\x32!.supportenv.v1.KnowledgeBaseMatch\x12+\n\x0erevealed_facts\x18\r \x03(\x0b\x32\x13.supportenv.v1.Fact\x12\x1a\n\x12requestable_fields\x18\x0e \x03(\t\x12\x0e\n\x06policy\x18\x0f \x03(\t\x12\x19\n\x11task_instructions\x18\x10 \x01(\t\x12\x0c\n\x04step\x18\x11 \x01(\x05\x12\x11\n\tmax_steps\x18\x12 \x01(\x05\x12\x12\n\nsteps_left\x18\x13 \x01(\x05\x12\x13\n\x0b\x63ost_so_far\x18\x14 \x01(\x01\x12\x11\n\tescalated\x18\x15 \x01(\x08\x12\x36\n\x13\x61ssigned_department\x18\x16 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x1a\n\x12\x63\x61llback_scheduled\x18\x17 \x01(\x08\x12\x1c\n\x14last_action_feedback\x18\x18 \x01(\t\x12\x13\n\x0bissue_types\x18\x19 \x03(\t\x12\x12\n\nissue_type\x18\x1a \x01(\t\x12\x13\n\x0blast_reward\x18\x1b \x01(\x01\x12=\n\x15last_reward_breakdown\x18\x1c \x03(\x0b\x32\x1e.supportenv.v1.RewardComponent\".\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\"\xd9\x01\n\x08TaskInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\ndifficulty\x18\x03 \x01(\x0e\x32\x19.supportenv.v1.Difficulty\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\x05\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\x0e\n\x06weight\x18\x07 \x01(\x01\x12\x19\n\x11grader_components\x18\x08 \x03(\t\x12\x14\n\x0cinstructions\x18\t \x01(\t\"\x8c\x01\n\nTrajectory\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12&\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x12\n\nepisode_id\x18\x05 \x01(\t*\xd9\x01\n\rIssueCategory\x12\x1e\n\x1aISSUE_CATEGORY_UNSPECIFIED\x10\x00\x12\x1a\n\x16ISSUE_CATEGORY_BILLING\x10\x01\x12\x1b\n\x17ISSUE_CATEGORY_DELIVERY\x10\x02\x12\x19\n\x15ISSUE_CATEGORY_REFUND\x10\x03\x12\x1a\n\x16ISSUE_CATEGORY_ACCOUNT\x10\x04\x12\x1c\n\x18ISSUE_CATEGORY_TECHNICAL\x10\x05\x12\x1a\n\x16ISSUE_CATEGORY_GENERAL\x10\x06*s\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n\x0cPRIORITY_LOW\x10\x01\x12\x13\n\x0fPRIORITY_MEDIUM\x10\x02\x12\x11\n\rPRIORITY_HIGH\x10\x03\x12\x13\n\x0fPRIORITY_URGENT\x10\x04*\x81\x01\n\x0c\x43ustomerTier\x12\x1d\n\x19\x43USTOMER_TIER_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43USTOMER_TIER_REGULAR\x10\x01\x12\x19\n\x15\x43USTOMER_TIER_PREMIUM\x10\x02\x12\x1c\n\x18\x43USTOMER_TIER_ENTERPRISE\x10\x03*\xa8\x01\n\x0eSentimentLabel\x12\x1f\n\x1bSENTIMENT_LABEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SENTIMENT_LABEL_ANGRY\x10\x01\x12\x1e\n\x1aSENTIMENT_LABEL_FRUSTRATED\x10\x02\x12\x1b\n\x17SENTIMENT_LABEL_NEUTRAL\x10\x03\x12\x1d\n\x19SENTIMENT_LABEL_SATISFIED\x10\x04*\xc9\x01\n\nDepartment\x12\x1a\n\x16\x44\x45PARTMENT_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45PARTMENT_BILLING\x10\x01\x12\x18\n\x14\x44\x45PARTMENT_LOGISTICS\x10\x02\x12\x18\n\x14\x44\x45PARTMENT_TECHNICAL\x10\x03\x12\x17\n\x13\x44\x45PARTMENT_ACCOUNTS\x10\x04\x12\x17\n\x13\x44\x45PARTMENT_SECURITY\x10\x05\x12!\n\x1d\x44\x45PARTMENT_ENTERPRISE_SUCCESS\x10\x06*U\n\x05Split\x12\x15\n\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSPLIT_TRAIN\x10\x01\x12\x14\n\x10SPLIT_VALIDATION\x10\x02\x12\x0e\n\nSPLIT_TEST\x10\x03*i\n\nDifficulty\x12\x1a\n\x16\x44IFFICULTY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44IFFICULTY_EASY\x10\x01\x12\x15\n\x11\x44IFFICULTY_MEDIUM\x10\x02\x12\x13\n\x0f\x44IFFICULTY_HARD\x10\x03*_\n\x07Speaker\x12\x17\n\x13SPEAKER_UNSPECIFIED\x10\x00\x12\x14\n\x10SPEAKER_CUSTOMER\x10\x01\x12\x11\n\rSPEAKER_AGENT\x10\x02\x12\x12\n\x0eSPEAKER_SYSTEM\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19supportenv/v1/types.proto\x12\rsupportenv.v1\"~\n\rClassifyIssue\x12.\n\x08\x63\x61tegory\x18\x01 \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x02 \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x12\n\nissue_type\x18\x03 \x01(\t\"2\n\x0e\x41skForMoreInfo\x12\x0e\n\x06\x66ields\x18\x01 \x03(\t\x12\x10\n\x08question\x18\x02 \x01(\t\":\n\x13RespondWithSolution\x12\x0f\n\x07message\x18\x01 \x01(\t\x12\x12\n\narticle_id\x18\x02 \x01(\t\"*\n\x14SuggestKnowledgeBase\x12\x12\n\narticle_id\x18\x01 \x01(\t\"O\n\x10\x41ssignDepartment\x12-\n\ndepartment\x18\x01 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x0c\n\x04note\x18\x02 \x01(\t\"!\n\x0f\x45scalateToHuman\x12\x0e\n\x06reason\x18\x01 \x01(\t\"!\n\x0fRequestCallback\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x1f\n\x0cMarkResolved\x12\x0f\n\x07summary\x18\x01 \x01(\t\"+\n\x0cToolArgument\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"G\n\x07UseTool\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12.\n\targuments\x18\x02 \x03(\x0b\x32\x1b.supportenv.v1.ToolArgument\"+\n\rInvalidAction\x12\x0b\n\x03raw\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"\xe1\x04\n\x06\x41\x63tion\x12\x36\n\x0e\x63lassify_issue\x18\x01 \x01(\x0b\x32\x1c.supportenv.v1.ClassifyIssueH\x00\x12:\n\x11\x61sk_for_more_info\x18\x02 \x01(\x0b\x32\x1d.supportenv.v1.AskForMoreInfoH\x00\x12\x43\n\x15respond_with_solution\x18\x03 \x01(\x0b\x32\".supportenv.v1.RespondWithSolutionH\x00\x12\x45\n\x16suggest_knowledge_base\x18\x04 \x01(\x0b\x32#.supportenv.v1.SuggestKnowledgeBaseH\x00\x12<\n\x11\x61ssign_department\x18\x05 \x01(\x0b\x32\x1f.supportenv.v1.AssignDepartmentH\x00\x12;\n\x11\x65scalate_to_human\x18\x06 \x01(\x0b\x32\x1e.supportenv.v1.EscalateToHumanH\x00\x12:\n\x10request_callback\x18\x07 \x01(\x0b\x32\x1e.supportenv.v1.RequestCallbackH\x00\x12\x34\n\rmark_resolved\x18\x08 \x01(\x0b\x32\x1b.supportenv.v1.MarkResolvedH\x00\x12\x36\n\x0einvalid_action\x18\t \x01(\x0b\x32\x1c.supportenv.v1.InvalidActionH\x00\x12*\n\x08use_tool\x18\n \x01(\x0b\x32\x16.supportenv.v1.UseToolH\x00\x42\x06\n\x04kind\"W\n\x10\x43onversationTurn\x12\'\n\x07speaker\x18\x01 \x01(\x0e\x32\x16.supportenv.v1.Speaker\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\x05\"F\n\x12KnowledgeBaseMatch\x12\x12\n\narticle_id\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x01\"#\n\x04\x46\x61\x63t\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"N\n\nToolResult\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x11\n\tdata_json\x18\x04 \x01(\t\"\xdb\x07\n\x0bObservation\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x18\n\x10\x63ustomer_message\x18\x03 \x01(\t\x12\x30\n\x07history\x18\x04 \x03(\x0b\x32\x1f.supportenv.v1.ConversationTurn\x12\x36\n\x0fsentiment_label\x18\x05 \x01(\x0e\x32\x1d.supportenv.v1.SentimentLabel\x12\x17\n\x0fsentiment_score\x18\x06 \x01(\x01\x12\x32\n\rcustomer_tier\x18\x07 \x01(\x0e\x32\x1b.supportenv.v1.CustomerTier\x12\x1c\n\x14\x63ustomer_tenure_days\x18\x08 \x01(\x05\x12\x1e\n\x16\x63ustomer_total_revenue\x18\t \x01(\x01\x12.\n\x08\x63\x61tegory\x18\n \x01(\x0e\x32\x1c.supportenv.v1.IssueCategory\x12)\n\x08priority\x18\x0b \x01(\x0e\x32\x17.supportenv.v1.Priority\x12\x35\n\nkb_matches\x18\x0c \x03(\x0b\x32!.supportenv.v1.KnowledgeBaseMatch\x12+\n\x0erevealed_facts\x18\r \x03(\x0b\x32\x13.supportenv.v1.Fact\x12\x1a\n\x12requestable_fields\x18\x0e \x03(\t\x12\x0e\n\x06policy\x18\x0f \x03(\t\x12\x19\n\x11task_instructions\x18\x10 \x01(\t\x12\x0c\n\x04step\x18\x11 \x01(\x05\x12\x11\n\tmax_steps\x18\x12 \x01(\x05\x12\x12\n\nsteps_left\x18\x13 \x01(\x05\x12\x13\n\x0b\x63ost_so_far\x18\x14 \x01(\x01\x12\x11\n\tescalated\x18\x15 \x01(\x08\x12\x36\n\x13\x61ssigned_department\x18\x16 \x01(\x0e\x32\x19.supportenv.v1.Department\x12\x1a\n\x12\x63\x61llback_scheduled\x18\x17 \x01(\x08\x12\x1c\n\x14last_action_feedback\x18\x18 \x01(\t\x12\x13\n\x0bissue_types\x18\x19 \x03(\t\x12\x12\n\nissue_type\x18\x1a \x01(\t\x12\x13\n\x0blast_reward\x18\x1b \x01(\x01\x12=\n\x15last_reward_breakdown\x18\x1c \x03(\x0b\x32\x1e.supportenv.v1.RewardComponent\x12.\n\x0btool_result\x18\x1d \x01(\x0b\x32\x19.supportenv.v1.ToolResult\x12\x17\n\x0f\x61llowed_actions\x18\x1e \x03(\t\".\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\"\xf2\x01\n\x08TaskInfo\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12-\n\ndifficulty\x18\x03 \x01(\x0e\x32\x19.supportenv.v1.Difficulty\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x11\n\tmax_steps\x18\x05 \x01(\x05\x12\x16\n\x0epass_threshold\x18\x06 \x01(\x01\x12\x0e\n\x06weight\x18\x07 \x01(\x01\x12\x19\n\x11grader_components\x18\x08 \x03(\t\x12\x14\n\x0cinstructions\x18\t \x01(\t\x12\x17\n\x0f\x61llowed_actions\x18\n \x03(\t\"\x8c\x01\n\nTrajectory\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12#\n\x05split\x18\x02 \x01(\x0e\x32\x14.supportenv.v1.Split\x12\x0c\n\x04seed\x18\x03 \x01(\x03\x12&\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x15.supportenv.v1.Action\x12\x12\n\nepisode_id\x18\x05 \x01(\t*\xd9\x01\n\rIssueCategory\x12\x1e\n\x1aISSUE_CATEGORY_UNSPECIFIED\x10\x00\x12\x1a\n\x16ISSUE_CATEGORY_BILLING\x10\x01\x12\x1b\n\x17ISSUE_CATEGORY_DELIVERY\x10\x02\x12\x19\n\x15ISSUE_CATEGORY_REFUND\x10\x03\x12\x1a\n\x16ISSUE_CATEGORY_ACCOUNT\x10\x04\x12\x1c\n\x18ISSUE_CATEGORY_TECHNICAL\x10\x05\x12\x1a\n\x16ISSUE_CATEGORY_GENERAL\x10\x06*s\n\x08Priority\x12\x18\n\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x10\n\x0cPRIORITY_LOW\x10\x01\x12\x13\n\x0fPRIORITY_MEDIUM\x10\x02\x12\x11\n\rPRIORITY_HIGH\x10\x03\x12\x13\n\x0fPRIORITY_URGENT\x10\x04*\x81\x01\n\x0c\x43ustomerTier\x12\x1d\n\x19\x43USTOMER_TIER_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43USTOMER_TIER_REGULAR\x10\x01\x12\x19\n\x15\x43USTOMER_TIER_PREMIUM\x10\x02\x12\x1c\n\x18\x43USTOMER_TIER_ENTERPRISE\x10\x03*\xa8\x01\n\x0eSentimentLabel\x12\x1f\n\x1bSENTIMENT_LABEL_UNSPECIFIED\x10\x00\x12\x19\n\x15SENTIMENT_LABEL_ANGRY\x10\x01\x12\x1e\n\x1aSENTIMENT_LABEL_FRUSTRATED\x10\x02\x12\x1b\n\x17SENTIMENT_LABEL_NEUTRAL\x10\x03\x12\x1d\n\x19SENTIMENT_LABEL_SATISFIED\x10\x04*\xc9\x01\n\nDepartment\x12\x1a\n\x16\x44\x45PARTMENT_UNSPECIFIED\x10\x00\x12\x16\n\x12\x44\x45PARTMENT_BILLING\x10\x01\x12\x18\n\x14\x44\x45PARTMENT_LOGISTICS\x10\x02\x12\x18\n\x14\x44\x45PARTMENT_TECHNICAL\x10\x03\x12\x17\n\x13\x44\x45PARTMENT_ACCOUNTS\x10\x04\x12\x17\n\x13\x44\x45PARTMENT_SECURITY\x10\x05\x12!\n\x1d\x44\x45PARTMENT_ENTERPRISE_SUCCESS\x10\x06*U\n\x05Split\x12\x15\n\x11SPLIT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bSPLIT_TRAIN\x10\x01\x12\x14\n\x10SPLIT_VALIDATION\x10\x02\x12\x0e\n\nSPLIT_TEST\x10\x03*\x80\x01\n\nDifficulty\x12\x1a\n\x16\x44IFFICULTY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x44IFFICULTY_EASY\x10\x01\x12\x15\n\x11\x44IFFICULTY_MEDIUM\x10\x02\x12\x13\n\x0f\x44IFFICULTY_HARD\x10\x03\x12\x15\n\x11\x44IFFICULTY_EXPERT\x10\x04*_\n\x07Speaker\x12\x17\n\x13SPEAKER_UNSPECIFIED\x10\x00\x12\x14\n\x10SPEAKER_CUSTOMER\x10\x01\x12\x11\n\rSPEAKER_AGENT\x10\x02\x12\x12\n\x0eSPEAKER_SYSTEM\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'supportenv.v1.types_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ISSUECATEGORY']._serialized_start=2652
-  _globals['_ISSUECATEGORY']._serialized_end=2869
-  _globals['_PRIORITY']._serialized_start=2871
-  _globals['_PRIORITY']._serialized_end=2986
-  _globals['_CUSTOMERTIER']._serialized_start=2989
-  _globals['_CUSTOMERTIER']._serialized_end=3118
-  _globals['_SENTIMENTLABEL']._serialized_start=3121
-  _globals['_SENTIMENTLABEL']._serialized_end=3289
-  _globals['_DEPARTMENT']._serialized_start=3292
-  _globals['_DEPARTMENT']._serialized_end=3493
-  _globals['_SPLIT']._serialized_start=3495
-  _globals['_SPLIT']._serialized_end=3580
-  _globals['_DIFFICULTY']._serialized_start=3582
-  _globals['_DIFFICULTY']._serialized_end=3687
-  _globals['_SPEAKER']._serialized_start=3689
-  _globals['_SPEAKER']._serialized_end=3784
+  _globals['_ISSUECATEGORY']._serialized_start=2992
+  _globals['_ISSUECATEGORY']._serialized_end=3209
+  _globals['_PRIORITY']._serialized_start=3211
+  _globals['_PRIORITY']._serialized_end=3326
+  _globals['_CUSTOMERTIER']._serialized_start=3329
+  _globals['_CUSTOMERTIER']._serialized_end=3458
+  _globals['_SENTIMENTLABEL']._serialized_start=3461
+  _globals['_SENTIMENTLABEL']._serialized_end=3629
+  _globals['_DEPARTMENT']._serialized_start=3632
+  _globals['_DEPARTMENT']._serialized_end=3833
+  _globals['_SPLIT']._serialized_start=3835
+  _globals['_SPLIT']._serialized_end=3920
+  _globals['_DIFFICULTY']._serialized_start=3923
+  _globals['_DIFFICULTY']._serialized_end=4051
+  _globals['_SPEAKER']._serialized_start=4053
+  _globals['_SPEAKER']._serialized_end=4148
   _globals['_CLASSIFYISSUE']._serialized_start=44
   _globals['_CLASSIFYISSUE']._serialized_end=170
   _globals['_ASKFORMOREINFO']._serialized_start=172
@@ -63,22 +63,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REQUESTCALLBACK']._serialized_end=477
   _globals['_MARKRESOLVED']._serialized_start=479
   _globals['_MARKRESOLVED']._serialized_end=510
-  _globals['_INVALIDACTION']._serialized_start=512
-  _globals['_INVALIDACTION']._serialized_end=555
-  _globals['_ACTION']._serialized_start=558
-  _globals['_ACTION']._serialized_end=1123
-  _globals['_CONVERSATIONTURN']._serialized_start=1125
-  _globals['_CONVERSATIONTURN']._serialized_end=1212
-  _globals['_KNOWLEDGEBASEMATCH']._serialized_start=1214
-  _globals['_KNOWLEDGEBASEMATCH']._serialized_end=1284
-  _globals['_FACT']._serialized_start=1286
-  _globals['_FACT']._serialized_end=1321
-  _globals['_OBSERVATION']._serialized_start=1324
-  _globals['_OBSERVATION']._serialized_end=2238
-  _globals['_REWARDCOMPONENT']._serialized_start=2240
-  _globals['_REWARDCOMPONENT']._serialized_end=2286
-  _globals['_TASKINFO']._serialized_start=2289
-  _globals['_TASKINFO']._serialized_end=2506
-  _globals['_TRAJECTORY']._serialized_start=2509
-  _globals['_TRAJECTORY']._serialized_end=2649
+  _globals['_TOOLARGUMENT']._serialized_start=512
+  _globals['_TOOLARGUMENT']._serialized_end=555
+  _globals['_USETOOL']._serialized_start=557
+  _globals['_USETOOL']._serialized_end=628
+  _globals['_INVALIDACTION']._serialized_start=630
+  _globals['_INVALIDACTION']._serialized_end=673
+  _globals['_ACTION']._serialized_start=676
+  _globals['_ACTION']._serialized_end=1285
+  _globals['_CONVERSATIONTURN']._serialized_start=1287
+  _globals['_CONVERSATIONTURN']._serialized_end=1374
+  _globals['_KNOWLEDGEBASEMATCH']._serialized_start=1376
+  _globals['_KNOWLEDGEBASEMATCH']._serialized_end=1446
+  _globals['_FACT']._serialized_start=1448
+  _globals['_FACT']._serialized_end=1483
+  _globals['_TOOLRESULT']._serialized_start=1485
+  _globals['_TOOLRESULT']._serialized_end=1563
+  _globals['_OBSERVATION']._serialized_start=1566
+  _globals['_OBSERVATION']._serialized_end=2553
+  _globals['_REWARDCOMPONENT']._serialized_start=2555
+  _globals['_REWARDCOMPONENT']._serialized_end=2601
+  _globals['_TASKINFO']._serialized_start=2604
+  _globals['_TASKINFO']._serialized_end=2846
+  _globals['_TRAJECTORY']._serialized_start=2849
+  _globals['_TRAJECTORY']._serialized_end=2989
 # @@protoc_insertion_point(module_scope)

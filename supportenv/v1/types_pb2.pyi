@@ -63,6 +63,7 @@ class Difficulty(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DIFFICULTY_EASY: _ClassVar[Difficulty]
     DIFFICULTY_MEDIUM: _ClassVar[Difficulty]
     DIFFICULTY_HARD: _ClassVar[Difficulty]
+    DIFFICULTY_EXPERT: _ClassVar[Difficulty]
 
 class Speaker(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -106,6 +107,7 @@ DIFFICULTY_UNSPECIFIED: Difficulty
 DIFFICULTY_EASY: Difficulty
 DIFFICULTY_MEDIUM: Difficulty
 DIFFICULTY_HARD: Difficulty
+DIFFICULTY_EXPERT: Difficulty
 SPEAKER_UNSPECIFIED: Speaker
 SPEAKER_CUSTOMER: Speaker
 SPEAKER_AGENT: Speaker
@@ -169,6 +171,22 @@ class MarkResolved(_message.Message):
     summary: str
     def __init__(self, summary: _Optional[str] = ...) -> None: ...
 
+class ToolArgument(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class UseTool(_message.Message):
+    __slots__ = ("tool", "arguments")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    arguments: _containers.RepeatedCompositeFieldContainer[ToolArgument]
+    def __init__(self, tool: _Optional[str] = ..., arguments: _Optional[_Iterable[_Union[ToolArgument, _Mapping]]] = ...) -> None: ...
+
 class InvalidAction(_message.Message):
     __slots__ = ("raw", "error")
     RAW_FIELD_NUMBER: _ClassVar[int]
@@ -178,7 +196,7 @@ class InvalidAction(_message.Message):
     def __init__(self, raw: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("classify_issue", "ask_for_more_info", "respond_with_solution", "suggest_knowledge_base", "assign_department", "escalate_to_human", "request_callback", "mark_resolved", "invalid_action")
+    __slots__ = ("classify_issue", "ask_for_more_info", "respond_with_solution", "suggest_knowledge_base", "assign_department", "escalate_to_human", "request_callback", "mark_resolved", "invalid_action", "use_tool")
     CLASSIFY_ISSUE_FIELD_NUMBER: _ClassVar[int]
     ASK_FOR_MORE_INFO_FIELD_NUMBER: _ClassVar[int]
     RESPOND_WITH_SOLUTION_FIELD_NUMBER: _ClassVar[int]
@@ -188,6 +206,7 @@ class Action(_message.Message):
     REQUEST_CALLBACK_FIELD_NUMBER: _ClassVar[int]
     MARK_RESOLVED_FIELD_NUMBER: _ClassVar[int]
     INVALID_ACTION_FIELD_NUMBER: _ClassVar[int]
+    USE_TOOL_FIELD_NUMBER: _ClassVar[int]
     classify_issue: ClassifyIssue
     ask_for_more_info: AskForMoreInfo
     respond_with_solution: RespondWithSolution
@@ -197,7 +216,8 @@ class Action(_message.Message):
     request_callback: RequestCallback
     mark_resolved: MarkResolved
     invalid_action: InvalidAction
-    def __init__(self, classify_issue: _Optional[_Union[ClassifyIssue, _Mapping]] = ..., ask_for_more_info: _Optional[_Union[AskForMoreInfo, _Mapping]] = ..., respond_with_solution: _Optional[_Union[RespondWithSolution, _Mapping]] = ..., suggest_knowledge_base: _Optional[_Union[SuggestKnowledgeBase, _Mapping]] = ..., assign_department: _Optional[_Union[AssignDepartment, _Mapping]] = ..., escalate_to_human: _Optional[_Union[EscalateToHuman, _Mapping]] = ..., request_callback: _Optional[_Union[RequestCallback, _Mapping]] = ..., mark_resolved: _Optional[_Union[MarkResolved, _Mapping]] = ..., invalid_action: _Optional[_Union[InvalidAction, _Mapping]] = ...) -> None: ...
+    use_tool: UseTool
+    def __init__(self, classify_issue: _Optional[_Union[ClassifyIssue, _Mapping]] = ..., ask_for_more_info: _Optional[_Union[AskForMoreInfo, _Mapping]] = ..., respond_with_solution: _Optional[_Union[RespondWithSolution, _Mapping]] = ..., suggest_knowledge_base: _Optional[_Union[SuggestKnowledgeBase, _Mapping]] = ..., assign_department: _Optional[_Union[AssignDepartment, _Mapping]] = ..., escalate_to_human: _Optional[_Union[EscalateToHuman, _Mapping]] = ..., request_callback: _Optional[_Union[RequestCallback, _Mapping]] = ..., mark_resolved: _Optional[_Union[MarkResolved, _Mapping]] = ..., invalid_action: _Optional[_Union[InvalidAction, _Mapping]] = ..., use_tool: _Optional[_Union[UseTool, _Mapping]] = ...) -> None: ...
 
 class ConversationTurn(_message.Message):
     __slots__ = ("speaker", "text", "step")
@@ -227,8 +247,20 @@ class Fact(_message.Message):
     value: str
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
+class ToolResult(_message.Message):
+    __slots__ = ("tool", "status", "message", "data_json")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    status: str
+    message: str
+    data_json: str
+    def __init__(self, tool: _Optional[str] = ..., status: _Optional[str] = ..., message: _Optional[str] = ..., data_json: _Optional[str] = ...) -> None: ...
+
 class Observation(_message.Message):
-    __slots__ = ("ticket_id", "task_id", "customer_message", "history", "sentiment_label", "sentiment_score", "customer_tier", "customer_tenure_days", "customer_total_revenue", "category", "priority", "kb_matches", "revealed_facts", "requestable_fields", "policy", "task_instructions", "step", "max_steps", "steps_left", "cost_so_far", "escalated", "assigned_department", "callback_scheduled", "last_action_feedback", "issue_types", "issue_type", "last_reward", "last_reward_breakdown")
+    __slots__ = ("ticket_id", "task_id", "customer_message", "history", "sentiment_label", "sentiment_score", "customer_tier", "customer_tenure_days", "customer_total_revenue", "category", "priority", "kb_matches", "revealed_facts", "requestable_fields", "policy", "task_instructions", "step", "max_steps", "steps_left", "cost_so_far", "escalated", "assigned_department", "callback_scheduled", "last_action_feedback", "issue_types", "issue_type", "last_reward", "last_reward_breakdown", "tool_result", "allowed_actions")
     TICKET_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     CUSTOMER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -257,6 +289,8 @@ class Observation(_message.Message):
     ISSUE_TYPE_FIELD_NUMBER: _ClassVar[int]
     LAST_REWARD_FIELD_NUMBER: _ClassVar[int]
     LAST_REWARD_BREAKDOWN_FIELD_NUMBER: _ClassVar[int]
+    TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     ticket_id: str
     task_id: str
     customer_message: str
@@ -285,7 +319,9 @@ class Observation(_message.Message):
     issue_type: str
     last_reward: float
     last_reward_breakdown: _containers.RepeatedCompositeFieldContainer[RewardComponent]
-    def __init__(self, ticket_id: _Optional[str] = ..., task_id: _Optional[str] = ..., customer_message: _Optional[str] = ..., history: _Optional[_Iterable[_Union[ConversationTurn, _Mapping]]] = ..., sentiment_label: _Optional[_Union[SentimentLabel, str]] = ..., sentiment_score: _Optional[float] = ..., customer_tier: _Optional[_Union[CustomerTier, str]] = ..., customer_tenure_days: _Optional[int] = ..., customer_total_revenue: _Optional[float] = ..., category: _Optional[_Union[IssueCategory, str]] = ..., priority: _Optional[_Union[Priority, str]] = ..., kb_matches: _Optional[_Iterable[_Union[KnowledgeBaseMatch, _Mapping]]] = ..., revealed_facts: _Optional[_Iterable[_Union[Fact, _Mapping]]] = ..., requestable_fields: _Optional[_Iterable[str]] = ..., policy: _Optional[_Iterable[str]] = ..., task_instructions: _Optional[str] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., cost_so_far: _Optional[float] = ..., escalated: _Optional[bool] = ..., assigned_department: _Optional[_Union[Department, str]] = ..., callback_scheduled: _Optional[bool] = ..., last_action_feedback: _Optional[str] = ..., issue_types: _Optional[_Iterable[str]] = ..., issue_type: _Optional[str] = ..., last_reward: _Optional[float] = ..., last_reward_breakdown: _Optional[_Iterable[_Union[RewardComponent, _Mapping]]] = ...) -> None: ...
+    tool_result: ToolResult
+    allowed_actions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ticket_id: _Optional[str] = ..., task_id: _Optional[str] = ..., customer_message: _Optional[str] = ..., history: _Optional[_Iterable[_Union[ConversationTurn, _Mapping]]] = ..., sentiment_label: _Optional[_Union[SentimentLabel, str]] = ..., sentiment_score: _Optional[float] = ..., customer_tier: _Optional[_Union[CustomerTier, str]] = ..., customer_tenure_days: _Optional[int] = ..., customer_total_revenue: _Optional[float] = ..., category: _Optional[_Union[IssueCategory, str]] = ..., priority: _Optional[_Union[Priority, str]] = ..., kb_matches: _Optional[_Iterable[_Union[KnowledgeBaseMatch, _Mapping]]] = ..., revealed_facts: _Optional[_Iterable[_Union[Fact, _Mapping]]] = ..., requestable_fields: _Optional[_Iterable[str]] = ..., policy: _Optional[_Iterable[str]] = ..., task_instructions: _Optional[str] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., steps_left: _Optional[int] = ..., cost_so_far: _Optional[float] = ..., escalated: _Optional[bool] = ..., assigned_department: _Optional[_Union[Department, str]] = ..., callback_scheduled: _Optional[bool] = ..., last_action_feedback: _Optional[str] = ..., issue_types: _Optional[_Iterable[str]] = ..., issue_type: _Optional[str] = ..., last_reward: _Optional[float] = ..., last_reward_breakdown: _Optional[_Iterable[_Union[RewardComponent, _Mapping]]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., allowed_actions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RewardComponent(_message.Message):
     __slots__ = ("name", "value")
@@ -296,7 +332,7 @@ class RewardComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[float] = ...) -> None: ...
 
 class TaskInfo(_message.Message):
-    __slots__ = ("task_id", "name", "difficulty", "description", "max_steps", "pass_threshold", "weight", "grader_components", "instructions")
+    __slots__ = ("task_id", "name", "difficulty", "description", "max_steps", "pass_threshold", "weight", "grader_components", "instructions", "allowed_actions")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     DIFFICULTY_FIELD_NUMBER: _ClassVar[int]
@@ -306,6 +342,7 @@ class TaskInfo(_message.Message):
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
     GRADER_COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    ALLOWED_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     name: str
     difficulty: Difficulty
@@ -315,7 +352,8 @@ class TaskInfo(_message.Message):
     weight: float
     grader_components: _containers.RepeatedScalarFieldContainer[str]
     instructions: str
-    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., description: _Optional[str] = ..., max_steps: _Optional[int] = ..., pass_threshold: _Optional[float] = ..., weight: _Optional[float] = ..., grader_components: _Optional[_Iterable[str]] = ..., instructions: _Optional[str] = ...) -> None: ...
+    allowed_actions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, task_id: _Optional[str] = ..., name: _Optional[str] = ..., difficulty: _Optional[_Union[Difficulty, str]] = ..., description: _Optional[str] = ..., max_steps: _Optional[int] = ..., pass_threshold: _Optional[float] = ..., weight: _Optional[float] = ..., grader_components: _Optional[_Iterable[str]] = ..., instructions: _Optional[str] = ..., allowed_actions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Trajectory(_message.Message):
     __slots__ = ("task_id", "split", "seed", "actions", "episode_id")
