@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from baseline_agent.embedded import EmbeddedServices
@@ -25,21 +26,29 @@ from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID, TASK_IDS, get_task
 from supportenv.world import SPLITS
 
 
-def markdown(rows: dict[str, list[TaskSummary]]) -> str:
+def markdown(rows: dict[str, list[TaskSummary]], tasks: Sequence[str] = ALL_TASK_IDS) -> str:
     """The three tasks of the source designs and their weighted score, then the expert task
-    (reported apart) and the extended score of all four (tasks.EXTENDED_WEIGHTS)."""
-    head = "| agent | " + " | ".join(f"`{t}` (pass)" for t in TASK_IDS) + " | weighted | mean return (hard) |"
-    head += f" `{EXPERT_TASK_ID}` (pass) | extended |"
-    lines = [head, "|---" * (len(TASK_IDS) + 5) + "|"]
+    (reported apart) and the extended score of all four (tasks.EXTENDED_WEIGHTS); the columns
+    of the tasks played."""
+    source = [t for t in TASK_IDS if t in tasks]
+    full = len(source) == len(TASK_IDS)
+    expert = EXPERT_TASK_ID in tasks
+    head = ["agent", *(f"`{t}` (pass)" for t in source)]
+    head += ["weighted", "mean return (hard)"] if full else []
+    head += [f"`{EXPERT_TASK_ID}` (pass)", "mean return (expert)"] if expert else []
+    head += ["extended"] if full and expert else []
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for policy, summaries in rows.items():
         by_task = {s.task_id: s for s in summaries}
-        cells = " | ".join(f"{by_task[t].mean_score:.3f} ({by_task[t].pass_rate:.0%})" for t in TASK_IDS)
-        hard = by_task[TASK_IDS[-1]].mean_reward
-        expert = by_task[EXPERT_TASK_ID]
-        lines.append(
-            f"| `{policy}` | {cells} | **{weighted_score(summaries):.3f}** | {hard:+.2f} | "
-            f"{expert.mean_score:.3f} ({expert.pass_rate:.0%}) | {extended_score(summaries):.3f} |"
-        )
+        cells = [f"`{policy}`", *(f"{by_task[t].mean_score:.3f} ({by_task[t].pass_rate:.0%})" for t in source)]
+        if full:
+            cells += [f"**{weighted_score(summaries):.3f}**", f"{by_task[TASK_IDS[-1]].mean_reward:+.2f}"]
+        if expert:
+            mine = by_task[EXPERT_TASK_ID]
+            cells += [f"{mine.mean_score:.3f} ({mine.pass_rate:.0%})", f"{mine.mean_reward:+.2f}"]
+        if full and expert:
+            cells.append(f"{extended_score(summaries):.3f}")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -54,12 +63,16 @@ def plot_png(rows: dict[str, list[TaskSummary]], path: Path, split: str, episode
         raise SystemExit("--png needs matplotlib: pip install 'matplotlib>=3.8' (or the [plot] extra)") from None
 
     agents = list(rows)
+    played = {s.task_id for s in next(iter(rows.values()))}
+    weight = {t: f"weight {get_task(t).weight:g}" if get_task(t).weight else "reported apart" for t in ALL_TASK_IDS}
     series = [
-        (f"{t} ({get_task(t).difficulty}, weight {get_task(t).weight:g})", [_score(rows[a], t) for a in agents])
-        for t in TASK_IDS
+        (f"{t} ({get_task(t).difficulty}, {weight[t]})", [_score(rows[a], t) for a in agents])
+        for t in ALL_TASK_IDS
+        if t in played
     ]
-    series.append(("weighted score", [weighted_score(rows[a]) for a in agents]))
-    colors = ("#4C72B0", "#DD8452", "#55A868", "#7F7F7F")
+    if set(TASK_IDS) <= played:
+        series.append(("weighted score", [weighted_score(rows[a]) for a in agents]))
+    colors = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#7F7F7F")
     width = 0.8 / len(series)
     fig_width = max(8.0, 1.45 * len(agents) + 2.0)
     fig = Figure(figsize=(fig_width, 5.6), dpi=150, layout="constrained")
@@ -103,6 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         choices=list(POLICIES),
         help=f"default: every policy but the external ones ({', '.join(EXTERNAL)})",
     )
+    parser.add_argument(
+        "--tasks",
+        nargs="+",
+        default=list(ALL_TASK_IDS),
+        choices=list(ALL_TASK_IDS),
+        metavar="TASK",
+        help="default: all four; the weighted and extended scores need the tasks they weigh",
+    )
     parser.add_argument("--env-addr", default=os.environ.get("SUPPORTENV_ENV_ADDR"))
     parser.add_argument("--grader-addr", default=os.environ.get("SUPPORTENV_GRADER_ADDR"))
     parser.add_argument("--json", type=Path, help="also write every policy's per-task summary here")
@@ -114,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, list[TaskSummary]] = {}
     policies = {name: make_policy(name) for name in args.policies}
     trials = {name: 4 if policy.stochastic else 1 for name, policy in policies.items()}
-    total = len(ALL_TASK_IDS) * args.episodes * sum(trials.values())
+    total = len(args.tasks) * args.episodes * sum(trials.values())
     with contextlib.ExitStack() as stack:
         env_addr, grader_addr = args.env_addr, args.grader_addr
         if not (env_addr and grader_addr):
@@ -125,13 +146,13 @@ def main(argv: list[str] | None = None) -> int:
             runner = Runner(env_addr, grader_addr, policy, args.split, quiet=True)
             try:
                 rows[name], _ = runner.run(
-                    ALL_TASK_IDS, args.episodes, 0, trials[name], lambda r, n=name: progress.advance(f"{n} {r.task_id}")
+                    args.tasks, args.episodes, 0, trials[name], lambda r, n=name: progress.advance(f"{n} {r.task_id}")
                 )
             finally:
                 runner.close()
-            if not args.quiet:
+            if not args.quiet and set(TASK_IDS) <= set(args.tasks):
                 progress.write(f"  {name}: weighted {weighted_score(rows[name]):.3f}", sys.stderr)
-    print(markdown(rows))
+    print(markdown(rows, args.tasks))
     if args.json:
         data = {name: {s.task_id: vars(s) for s in summaries} for name, summaries in rows.items()}
         args.json.parent.mkdir(parents=True, exist_ok=True)
