@@ -35,7 +35,7 @@ os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
 
 from baseline_agent.embedded import ServiceProcess, start_service
 from supportenv import expert
-from supportenv.actions import Action
+from supportenv.actions import Action, use_tool
 from supportenv.episode import observe, step
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID
@@ -71,8 +71,8 @@ def plan(pool: int, task: str = TASK) -> list[tuple[int, list[Action]]]:
     return episodes
 
 
-def reset_pb(seed: int) -> env_pb2.ResetRequest:
-    return env_pb2.ResetRequest(task_id=TASK, split=pb.SPLIT_TRAIN, seed=seed)
+def reset_pb(seed: int, task: str = TASK) -> env_pb2.ResetRequest:
+    return env_pb2.ResetRequest(task_id=task, split=pb.SPLIT_TRAIN, seed=seed)
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -312,17 +312,21 @@ def rss_mb(pid: int) -> float:
     return total
 
 
-def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000) -> float:
-    """Open `episodes` episodes (reset + one step each, tokens kept by the client) and
+def bench_memory(service: ServiceProcess, address: str, episodes: int = 10_000, task: str = TASK) -> float:
+    """Open `episodes` episodes of `task` (reset + one step each, tokens kept by the client) and
     report how much the server's memory grew: it keeps no episode, so it should not.
-    A warm-up first fills the worker's bounded caches (live states, encoded turns, text analyses)."""
-    classify = convert.action_to_pb(Action("classify_issue", category="billing"))
+    A warm-up first fills the worker's bounded caches (live states, encoded turns, text analyses).
+    On the expert task the step is a tool call (a look-up of the service's status)."""
+    first = Action("classify_issue", category="billing") if task == TASK else use_tool("check_service_status")
+    classify = convert.action_to_pb(first)
 
     def open_episodes(stub, seeds: range) -> list[bytes]:
         tokens = []
         for start in range(seeds.start, seeds.stop, 200):
             reply = stub.ResetBatch(
-                env_pb2.ResetBatchRequest(requests=[reset_pb(s) for s in range(start, min(start + 200, seeds.stop))])
+                env_pb2.ResetBatchRequest(
+                    requests=[reset_pb(s, task) for s in range(start, min(start + 200, seeds.stop))]
+                )
             )
             stepped = stub.StepBatch(
                 env_pb2.StepBatchRequest(
@@ -370,6 +374,9 @@ def grpc_figures(library_episodes, seconds: float, run: int, memory_episodes: in
             address, wire_episodes, seconds, 64, BATCH_CONNECTIONS
         )
         figures["server_rss_growth_mb_10k_episodes"] = bench_memory(service, address, memory_episodes)
+        figures["server_rss_growth_mb_10k_expert_episodes"] = bench_memory(
+            service, address, memory_episodes, EXPERT_TASK_ID
+        )
     finally:
         service.stop()
     print(f"  run {run}: gRPC figures done", file=sys.stderr, flush=True)

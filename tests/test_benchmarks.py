@@ -24,6 +24,8 @@ KEYS = {
     "openenv_ws_steps_per_s_1",
     "openenv_ws_steps_per_s_64",
     "server_rss_growth_mb_10k_episodes",
+    "server_rss_growth_mb_10k_expert_episodes",
+    "inprocess_expert_steps_per_s",
 }
 
 
