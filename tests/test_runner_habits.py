@@ -305,7 +305,8 @@ def test_scoreboard_bar_on_a_terminal():
     args = ["baseline_agent.scoreboard", "--episodes", "2", "--policies", "rule", "noop"]
     code, terminal, stdout = run_on_pty(args, stdout_on_pty=False)
     assert code == 0, terminal + stdout
-    assert BAR.search(terminal) and "12/12" in terminal and "rule: weighted" in terminal
+    # (two policies x four tasks x two episodes)
+    assert BAR.search(terminal) and "16/16" in terminal and "rule: weighted" in terminal
     assert "\r" not in stdout and stdout.startswith("| agent |")
 
 
