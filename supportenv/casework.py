@@ -179,6 +179,15 @@ def check_records(scenario: Scenario, desk: Desk) -> RecordsCheck:
     return RecordsCheck(tuple(done), tuple(missing), tuple(left))
 
 
+def told_of_records(scenario: Scenario) -> frozenset[str]:
+    """The issues whose answer must tell what the records hold (a change made, or a finding)."""
+    cached = scenario.__dict__.get("_told_of_records")
+    if cached is None:
+        issues = [r.issue for r in remedies(scenario)] + [f.issue for f in findings(scenario)]
+        cached = scenario.__dict__["_told_of_records"] = frozenset(issues)
+    return cached
+
+
 def remedy_for(scenario: Scenario, issue: str) -> Remedy | None:
     """The change an issue of the case needs, if it needs one."""
     return next((r for r in remedies(scenario) if r.issue == issue), None)

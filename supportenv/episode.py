@@ -753,7 +753,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         newly = [i for i in newly if i not in held_up]
         if not newly:
             return blocked
-    if state.task_id == EXPERT_TASK_ID:
+    if state.task_id == EXPERT_TASK_ID and not casework.told_of_records(scenario).isdisjoint(newly):
         early = _told_before_done(scenario, state, newly)
         if early:
             # Told it is done while the records do not show it: not applied, and the customer checks.

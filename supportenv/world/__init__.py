@@ -226,8 +226,15 @@ class Scenario:
         article of the issue type set, then the other articles of the category set by keyword
         score. Only the triage picks them, so they help an agent that triaged the ticket and
         never triage it, nor correct a wrong triage, for one that did not (a fixed triage that
-        trusted the top suggestion would otherwise be handed the ticket's article). Built on each
-        call (a few entries), so that cached scenarios stay small."""
+        trusted the top suggestion would otherwise be handed the ticket's article). Kept per
+        triage once built (an episode sees one or two)."""
+        memo = self.__dict__.setdefault("_suggestions_by_triage", {})
+        found = memo.get((category, issue_type))
+        if found is None:
+            found = memo[(category, issue_type)] = self._suggestions(category, issue_type)
+        return found
+
+    def _suggestions(self, category: str, issue_type: str) -> tuple[tuple[str, str, float], ...]:
         matches = self.kb_suggestions.get(category, ())
         issue = ISSUE_TYPES_BY_ID.get(issue_type)
         if issue is None or issue.category != category:
