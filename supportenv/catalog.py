@@ -209,21 +209,7 @@ def policy_rules(variant: PolicyVariant) -> tuple[str, ...]:
     )
 
 
-# The expert task's tickets are about something the system of record holds: a change it needs
-# (supportenv.casework) or a state it bears out (a refund on its way, a declined card, a late parcel).
-RECORD_ISSUES = (
-    "double_charge",
-    "wrong_amount",
-    "refund_request",
-    "lost_package",
-    "address_change",
-    "subscription_cancel",
-    "account_locked",
-    "refund_status",
-    "payment_failure",
-    "delayed_delivery",
-)
-# Those whose change needs the customer verified first (a password reset goes to the email on file).
+# The issues whose change needs the customer verified first (a password reset goes to the email on file).
 VERIFIED_CHANGE_ISSUES = (
     "double_charge",
     "wrong_amount",
@@ -232,6 +218,9 @@ VERIFIED_CHANGE_ISSUES = (
     "address_change",
     "subscription_cancel",
 )
+# The expert task's tickets are about something the system of record holds: a change it needs
+# (supportenv.casework) or a state it bears out (a refund on its way, a declined card, a late parcel).
+RECORD_ISSUES = (*VERIFIED_CHANGE_ISSUES, "account_locked", "refund_status", "payment_failure", "delayed_delivery")
 # The expert task's judgement families: the claim of the ticket's first issue, as the customer
 # makes it, disagrees with what the records show (a "double charge" that is one charge and an
 # authorisation that will drop; a "lost" parcel the carrier left in a safe place; a refund asked
