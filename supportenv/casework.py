@@ -90,13 +90,13 @@ def over_the_cap(scenario: Scenario) -> tuple[str, ...]:
     return tuple(issue for issue, refund in wanted if refund and _over_the_cap(scenario, issue, refund[1]))
 
 
-def _mistaken(scenario: Scenario, issue: str) -> bool:
+def is_mistaken(scenario: Scenario, issue: str) -> bool:
     """The issue is the claim of a judgement family: the records show nothing is to change."""
     return bool(scenario.family) and issue == scenario.intents[0].issue_id
 
 
 def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy | None:
-    if _mistaken(scenario, issue):
+    if is_mistaken(scenario, issue):
         return None
     facts = scenario.facts_by_name
     order_id = facts.get("order_id", "")
@@ -329,7 +329,7 @@ def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> 
 
 
 def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
-    if _mistaken(scenario, issue):
+    if is_mistaken(scenario, issue):
         return _family_finding(scenario, records, issue)
     order_id = scenario.facts_by_name.get("order_id", "")
     order = records.order(order_id) if order_id else None

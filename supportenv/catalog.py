@@ -259,7 +259,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined. Payments are "
-        "looked up by the account email, orders by their id.",
+        "looked up by the account email, orders by their id. A customer told that the records contradict what "
+        "they claimed may doubt it once: explain again what the records show; the issue is answered once they "
+        "accept it.",
     )
 
 

@@ -708,6 +708,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.notes.append("classify the ticket before answering")
         return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words([exp.issue_type]))
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
+    if state.task_id == EXPERT_TASK_ID:
+        newly += _told_from_the_records(scenario, state, action.text, newly)
     if scenario.family and state.task_id == EXPERT_TASK_ID:
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
         if reply:
@@ -1362,6 +1364,23 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if read:  # the customer read the article it was sent, and it did not settle the issue
         return _react("premature_after_article", scenario, state, issue=customer.issue_words(read))
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
+
+
+def _told_from_the_records(scenario: Scenario, state: EpisodeState, text: str, newly: list[str]) -> list[str]:
+    """The expert task's issues an answer settles by telling what the records hold, in its own
+    words rather than an article's: a change made for the issue that it says was made ("I have
+    refunded the $9.88 difference"), or what a look-up found (the date, the reason) where nothing
+    was to change. (A judgement family's claim is weighed apart: _weigh_the_claim.)"""
+    told = set(casework.claimed_changes(text)) if casework.remedies(scenario) else set()
+    done = {r.issue: r for r in casework.check_records(scenario, state.desk).done} if told else {}
+    out = []
+    for issue in scenario.expected.solvable:
+        if issue in newly or issue in state.solved_intents or casework.is_mistaken(scenario, issue):
+            continue
+        remedy, finding = done.get(issue), casework.finding_for(scenario, issue)
+        if (remedy is not None and remedy.tool in told) or (finding is not None and finding.told_in(text)):
+            out.append(issue)
+    return out
 
 
 # The personas that push back once on being told the records contradict their claim.

@@ -124,11 +124,13 @@ def _desk_action(scenario: Scenario, state: EpisodeState) -> Action | None:
 
 def _look_up_before(scenario: Scenario, remedy: casework.Remedy) -> Action | None:
     """The look-up that shows what a change needs: an order's payments, tracking and status,
-    or the account's subscriptions (a password reset needs only the email the customer gave)."""
+    the account's subscriptions, or that the account is locked."""
     if remedy.tool == "cancel_subscription":
         return use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
     if remedy.tool in ("issue_refund", "reship_order", "update_address"):
         return use_tool("look_up_order", order_id=remedy.target)
+    if remedy.tool == "send_password_reset":  # (that the account is locked, as the customer says)
+        return use_tool("look_up_customer", account_email=remedy.target)
     return None
 
 

@@ -249,3 +249,20 @@ def test_asking_for_what_verification_takes_is_never_wasted_where_a_change_may_b
     result = step(scenario, state, Action("ask_for_more_info", fields=("order_id", "account_email", "card_last_four")))
     assert "ask_irrelevant" not in dict(result.breakdown)
     assert not state.needless_asks
+
+
+def test_an_answer_in_its_own_words_that_tells_the_change_made_settles_the_issue():
+    """Audit round 50: "I have refunded that $9.88 difference to your original card" answers an
+    overcharge as well as the article's "credit the price difference" does."""
+    seed = _seed_with("wrong_amount", "issue_refund")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    remedy = casework.remedy_for(scenario, "wrong_amount")
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    amount = f"${float(remedy.value):,.2f}"
+    text = (
+        f"Thank you for waiting. You were charged more than the listed total, so I have refunded that {amount} "
+        "difference to your original card just now; it will reach your card in 3-5 business days."
+    )
+    result = step(scenario, state, Action("respond_with_solution", text=text, article_id="KB-BIL-03"))
+    assert "wrong_amount" in state.solved_intents, result.observation.last_action_feedback
+    assert "told_partly" not in dict(result.breakdown)
