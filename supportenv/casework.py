@@ -16,12 +16,17 @@ Pure: everything comes from the scenario and its records.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from supportenv.catalog import DESK_REFUND_DAYS
+from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
 from supportenv.world.system_of_record import SystemOfRecord
+
+T = TypeVar("T")
 
 # The changes that need the customer's identity verified first (tools.use_tool refuses them
 # before); a password reset goes to the email on file, so it needs none.
@@ -118,13 +123,18 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     return None
 
 
+def _kept(scenario: Scenario, name: str, build: Callable[[Scenario], T]) -> T:
+    """`build(scenario)`, worked out once and kept on the scenario, as its cached properties are
+    (what casework says of a scenario is read on every step of an expert episode)."""
+    cached = scenario.__dict__.get(name)
+    if cached is None:
+        cached = scenario.__dict__[name] = build(scenario)
+    return cached
+
+
 def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     """The changes the case needs, in the order of its issues (none for an issue that is answered)."""
-    # Read on every step of an expert episode: kept on the scenario, as its cached properties are.
-    cached = scenario.__dict__.get("_remedies")
-    if cached is None:
-        cached = scenario.__dict__["_remedies"] = _remedies(scenario)
-    return cached
+    return _kept(scenario, "_remedies", _remedies)
 
 
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
@@ -181,11 +191,11 @@ def check_records(scenario: Scenario, desk: Desk) -> RecordsCheck:
 
 def told_of_records(scenario: Scenario) -> frozenset[str]:
     """The issues whose answer must tell what the records hold (a change made, or a finding)."""
-    cached = scenario.__dict__.get("_told_of_records")
-    if cached is None:
-        issues = [r.issue for r in remedies(scenario)] + [f.issue for f in findings(scenario)]
-        cached = scenario.__dict__["_told_of_records"] = frozenset(issues)
-    return cached
+    return _kept(
+        scenario,
+        "_told_of_records",
+        lambda s: frozenset([r.issue for r in remedies(s)] + [f.issue for f in findings(s)]),
+    )
 
 
 def remedy_for(scenario: Scenario, issue: str) -> Remedy | None:
@@ -350,12 +360,12 @@ def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding
 
 def findings(scenario: Scenario) -> tuple[Finding, ...]:
     """What the records show that the customer must be told, for the issues answered, not changed."""
-    cached = scenario.__dict__.get("_findings")
-    if cached is None:
-        records = scenario.records
-        found = (_finding(scenario, records, i.issue_id) for i in scenario.intents)
-        cached = scenario.__dict__["_findings"] = tuple(f for f in found if f is not None)
-    return cached
+    return _kept(scenario, "_findings", _findings)
+
+
+def _findings(scenario: Scenario) -> tuple[Finding, ...]:
+    found = (_finding(scenario, scenario.records, i.issue_id) for i in scenario.intents)
+    return tuple(f for f in found if f is not None)
 
 
 def finding_for(scenario: Scenario, issue: str) -> Finding | None:
@@ -387,6 +397,7 @@ _CLAIMS = {tool: re.compile(verbs, re.IGNORECASE) for tool, verbs in _DONE_VERBS
 _NOW_CLAIMS = {tool: re.compile(words, re.IGNORECASE) for tool, words in _NOW_DONE.items()}
 
 
+@cached_for_short_texts
 def claimed_changes(text: str) -> tuple[str, ...]:
     """The changes a message tells the customer were made ("I have refunded ...", "I've cancelled
     your subscription"), by tool."""

@@ -620,7 +620,7 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
             told = any(finding.told_in(text) for _, text in said)
             items.append((name, "" if told else f"{name}: answered without {finding.what}"))
         elif remedy is not None and remedy.tool == "issue_refund":
-            made = _step_made(state, remedy)
+            made = _step_made(scenario, state, remedy)
             after = " ".join(text for step, text in said if made is not None and step > made)
             left_out = casework.missing_words(remedy, after)
             items.append((name, f"{name}: the refund told without {' and '.join(left_out)}" if left_out else ""))
@@ -636,26 +636,16 @@ def _messages_by_step(state: EpisodeState) -> list[tuple[int, str]]:
     return sorted(said)
 
 
-def _step_made(state: EpisodeState, remedy: casework.Remedy) -> int | None:
-    """The step at which the change the remedy asks for was made (None if it never was)."""
+def _step_made(scenario: Scenario, state: EpisodeState, remedy: casework.Remedy) -> int | None:
+    """The step at which the change the remedy asks for was made (None if it never was), read on
+    a replay of the episode's actions: the changes each step added to the records."""
+    replayed = opening_state(scenario, state.episode_id)
     for number, action in enumerate(state.actions, 1):
-        if action.kind != "use_tool" or action.tool != remedy.tool:
-            continue
-        if f"Tool {action.label()}: ok:" not in _history_at(state, number):
-            continue  # refused, or nothing matched
-        values = [v.strip() for _, v in action.arguments]
-        target = values[0].upper() if remedy.tool != "send_password_reset" else values[0].lower()
-        value = values[1].lstrip("$").replace(",", "") if len(values) > 1 else ""
-        try:
-            if remedy.matches(Change(remedy.tool, target, value)):
-                return number
-        except ValueError:
-            continue
+        before = len(replayed.changes)
+        advance(scenario, replayed, action)
+        if any(remedy.matches(Change(*c)) for c in replayed.changes[before:]):
+            return number
     return None
-
-
-def _history_at(state: EpisodeState, number: int) -> str:
-    return " ".join(text for who, text, step in state.history if step == number and who == "system")
 
 
 def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:
