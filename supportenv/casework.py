@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from supportenv.catalog import DESK_REFUND_DAYS
+from supportenv.catalog import DESK_REFUND_DAYS, PARTIAL_FAMILIES, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
-from supportenv.world.system_of_record import SystemOfRecord
+from supportenv.world.system_of_record import Order, SystemOfRecord, days_before_today
 
 T = TypeVar("T")
 
@@ -76,8 +76,22 @@ def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> t
     if issue == "wrong_amount":
         return order_id, round(captured[0].amount - order.total, 2)  # the difference
     if issue == "refund_request":
-        return order_id, float(facts["amount"])
+        # What the customer asks, but never more than is left after the order's earlier refunds.
+        left = round(sum(p.amount for p in captured) - sum(r.amount for r in records.refunds_for(order_id)), 2)
+        return order_id, min(float(facts["amount"]), left)
     return None
+
+
+def delivered_on(order: Order) -> str:
+    """The day the carrier delivered the order ("" if it has not been)."""
+    return next((e.when for e in reversed(order.events) if e.status == "delivered"), "")
+
+
+def outside_return_window(records: SystemOfRecord, order_id: str) -> str:
+    """The day the order was delivered when that is more than the return window ago, else ""."""
+    order = records.order(order_id) if order_id else None
+    day = delivered_on(order) if order else ""
+    return day if day and days_before_today(day) > RETURN_WINDOW_DAYS else ""
 
 
 # Refunds of money charged beyond the order's listed total are returned whatever the cap (tools.issue_refund).
@@ -97,7 +111,7 @@ def over_the_cap(scenario: Scenario) -> tuple[str, ...]:
 
 def is_mistaken(scenario: Scenario, issue: str) -> bool:
     """The issue is the claim of a judgement family: the records show nothing is to change."""
-    return bool(scenario.family) and issue == scenario.intents[0].issue_id
+    return bool(scenario.family) and scenario.family not in PARTIAL_FAMILIES and issue == scenario.intents[0].issue_id
 
 
 def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy | None:
@@ -110,6 +124,8 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     if refund:
         if _over_the_cap(scenario, issue, refund[1]):
             return None
+        if issue == "refund_request" and outside_return_window(records, order_id):
+            return None  # (what the records show is told instead: _finding)
         return Remedy(issue, "issue_refund", refund[0], _money(refund[1]))
     if issue == "lost_package" and order:
         return Remedy(issue, "reship_order", order_id)
@@ -287,6 +303,8 @@ class Finding:
     def told_in(self, text: str) -> bool:
         if self.kind == "date":
             return says_date(text, self.value)
+        if self.kind == "window":
+            return says_date(text, self.value) and bool(_WINDOW_RE.search(text))
         if self.kind == "authorisation":
             return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
         if self.kind == "place":
@@ -296,6 +314,10 @@ class Finding:
         return named == [self.value]
 
 
+_WINDOW_RE = re.compile(
+    rf"\b(?:{RETURN_WINDOW_DAYS}|thirty)(?:-| )days?\b|\breturn (?:window|period)\b|\bwindow (?:has |had )?(?:passed|closed|ended)",
+    re.IGNORECASE,
+)
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
 _DROPS_RE = re.compile(
     r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
@@ -335,7 +357,20 @@ def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> 
         refund = next((r for r in records.refunds_for(order_id) if r.status == "issued"), None)
         if refund:
             return Finding(issue, f"the date the refund was issued ({refund.issued})", "date", refund.issued)
+    if scenario.family == "outside_return_window":
+        return _window_finding(records, issue, order_id)
+    if scenario.family == "not_lost_yet" and order and order.events:
+        scanned = order.events[-1].when
+        return Finding(issue, f"the day of the parcel's last tracking scan ({scanned})", "date", scanned)
     return None
+
+
+def _window_finding(records: SystemOfRecord, issue: str, order_id: str) -> Finding | None:
+    day = outside_return_window(records, order_id)
+    if not day:
+        return None
+    what = f"the day the order was delivered ({day}) and that the {RETURN_WINDOW_DAYS}-day return window has passed"
+    return Finding(issue, what, "window", day)
 
 
 def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
@@ -343,6 +378,8 @@ def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding
         return _family_finding(scenario, records, issue)
     order_id = scenario.facts_by_name.get("order_id", "")
     order = records.order(order_id) if order_id else None
+    if issue == "refund_request" and issue not in over_the_cap(scenario) and outside_return_window(records, order_id):
+        return _window_finding(records, issue, order_id)
     if issue == "refund_status" and order:
         refund = next((r for r in records.refunds_for(order_id) if r.status == "pending"), None)
         if refund:

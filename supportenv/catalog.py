@@ -223,24 +223,36 @@ VERIFIED_CHANGE_ISSUES = (
 RECORD_ISSUES = (*VERIFIED_CHANGE_ISSUES, "account_locked", "refund_status", "payment_failure", "delayed_delivery")
 # The expert task's judgement families: the claim of the ticket's first issue, as the customer
 # makes it, disagrees with what the records show (a "double charge" that is one charge and an
-# authorisation that will drop; a "lost" parcel the carrier left in a safe place; a refund asked
-# for that was issued already). Nothing is to change: the customer is told what the records show.
+# authorisation that will drop; a "lost" parcel the carrier left in a safe place, or one last
+# scanned days ago, not a week; a refund asked for that was issued already, or for an order
+# delivered outside the return window). Nothing is to change: the customer is told what the
+# records show. One family is a partial remedy instead (PARTIAL_FAMILIES): part of the order was
+# refunded before, so the desk refunds what is left, not what the customer asks.
 CLAIM_FAMILIES = {
-    "double_charge": "pending_authorisation",
-    "lost_package": "left_in_safe_place",
-    "refund_request": "refund_already_issued",
+    "double_charge": ("pending_authorisation",),
+    "lost_package": ("left_in_safe_place", "not_lost_yet"),
+    "refund_request": ("refund_already_issued", "outside_return_window", "partly_refunded"),
 }
+ALL_FAMILIES = tuple(f for families in CLAIM_FAMILIES.values() for f in families)
+PARTIAL_FAMILIES = ("partly_refunded",)  # the claim stands in part: a smaller change than asked
 HELD_OUT_FAMILIES = ("refund_already_issued",)  # drawn only by the test split
 # Facts the desk needs beyond an issue's article to look its records up (the payments are found by the account email).
 DESK_FACTS = {"payment_failure": ("account_email",)}
 DESK_REFUND_DAYS = "3-5 business days"  # how long a refund takes to reach the card
+RETURN_WINDOW_DAYS = 30  # a refund request is refunded only for an order delivered this many days ago or fewer
 
 
 def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
     """The expert task's rules for working on the system of record (supportenv.tools and
     supportenv.casework enforce them), after the policy every task states."""
+    # (imported here: the world package imports this module first)
+    from supportenv.tools import LOST_AFTER_DAYS
+    from supportenv.world.system_of_record import TODAY
+
     caps = ", ".join(f"{tier} ${cap:.0f}" for tier, cap in variant.refund_caps)
+    window = RETURN_WINDOW_DAYS
     return (
+        f"Today is {TODAY.isoformat()}; every date in the records is on or before it.",
         "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look them "
         "up, and where they differ from what the customer thinks, change nothing they do not bear out and tell "
         "the customer what they show.",
@@ -251,14 +263,20 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "be needed.",
         "Make each change the case needs and no other: refund a duplicate charge or an overcharge (the money taken "
         "beyond the order's listed total) in full; refund a refund request its amount when it is within the tier's "
-        f"cap ({caps}; above it, escalate and refund nothing); reship a parcel with no tracking scan for 7 days; "
-        "send an order not yet delivered to the new address; cancel the subscription the customer asks to end; "
-        "send a password reset to a locked account.",
+        f"cap ({caps}; above it, escalate and refund nothing) and the order was delivered {window} days ago or "
+        f"fewer (delivered earlier: it is outside the {window}-day return window, so refund nothing and tell the "
+        "customer the day it was delivered and that the window has passed); never refund more than is left of an "
+        "order's payment after its earlier refunds (part refunded before: refund what is left and tell them that "
+        f"amount); reship a parcel with no tracking scan for {LOST_AFTER_DAYS} days (scanned more recently: it is "
+        "not lost yet, so reship nothing and tell the customer the day of its last scan); send an order not yet "
+        "delivered to the new address; cancel the subscription the customer asks to end; send a password reset to "
+        "a locked account. A lost parcel the customer wants its money back for is refunded, not also reshipped.",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
         "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
-        "requested, a late parcel's new delivery date from the carrier, why a payment was declined. Payments are "
+        "requested, a late parcel's new delivery date from the carrier, why a payment was declined, the day a "
+        "refund already issued was issued. Payments are "
         "looked up by the account email, orders by their id. A customer told that the records contradict what "
         "they claimed may doubt it once: explain again what the records show; the issue is answered once they "
         "accept it.",

@@ -1922,6 +1922,22 @@ REACTIONS = {
         "I haven't seen any money come back, though. Are you sure the refund went through?",
         "Nothing has shown up on my card yet. Are you certain it was refunded?",
     ),
+    "pushback_outside_return_window": (
+        "Are you sure it was that long ago? It doesn't feel like it's been over a month.",
+        "Really? I didn't realise there was a time limit. Is there nothing you can do?",
+    ),
+    "pushback_not_lost_yet": (
+        "It feels like it's been ages though. Are you sure it's still on its way?",
+        "Still moving? I've been refreshing the tracking for days. Are you certain it isn't lost?",
+    ),
+    "accepts_outside_return_window": (
+        "Okay, I hadn't realised it was past the return window. Thanks for explaining.",
+        "Fair enough, I missed the window then. Thanks for checking the dates.",
+    ),
+    "accepts_not_lost_yet": (
+        "Alright, I'll give it a few more days then. Thanks for checking the tracking.",
+        "Okay, so it's still moving. I'll wait a bit longer, thanks.",
+    ),
     "accepts_pending_authorisation": (
         "Oh, I see, so only one payment was actually taken and the other will drop off. Thanks for checking.",
         "Right, a hold rather than a second charge. That's a relief, thank you.",

@@ -710,7 +710,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if state.task_id == EXPERT_TASK_ID:
         newly += _told_from_the_records(scenario, state, action.text, newly)
-    if scenario.family and state.task_id == EXPERT_TASK_ID:
+    if state.task_id == EXPERT_TASK_ID and casework.is_mistaken(scenario, exp.issue_type):
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
         if reply:
             return _react(tone, scenario, state) if tone else reply
@@ -833,7 +833,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             issue=customer.issue_words(newly),
             remaining=customer.issue_words(waiting),
         )
-    elif scenario.family and scenario.intents[0].issue_id in newly:
+    elif casework.is_mistaken(scenario, exp.issue_type) and exp.issue_type in newly:
         # (a judgement family's customer takes in what the records show, in its own words)
         reply = _react(f"accepts_{scenario.family}", scenario, state)
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from supportenv import casework, customer
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ARTICLES_BY_ID, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, TOOL_KIND, IssueType
+from supportenv.catalog import ARTICLES_BY_ID, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS, TOOL_KIND, IssueType
 from supportenv.customer import spoken_list
 from supportenv.episode import (
     EpisodeState,
@@ -23,6 +23,7 @@ from supportenv.episode import (
 )
 from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.text import is_rude, verdict
+from supportenv.tools import LOST_AFTER_DAYS
 from supportenv.world import Scenario
 
 
@@ -34,7 +35,7 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
     """A polite, relevant, personalised answer naming each issue's first solution."""
     fact = _first_fact(scenario, state)
     ref = f" regarding {fact}" if fact else ""
-    if scenario.family and intents == [scenario.intents[0].issue_id]:
+    if intents == [scenario.intents[0].issue_id] and casework.is_mistaken(scenario, intents[0]):
         # A claim the records contradict: what they show is the answer (again, if the customer doubted it).
         again = "I understand the worry, and I have checked again. " if state.pushed_back else ""
         return f"Thank you for your patience{ref}. {again}{_told_of(scenario, intents[0]).strip()}"
@@ -47,7 +48,9 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
     remedy = casework.remedy_for(scenario, issue)
     if remedy is not None and remedy.tool == "issue_refund":
-        return f" I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
+        earlier = scenario.records.refunds_for(remedy.target) if scenario.family == "partly_refunded" else ()
+        before = f" ${earlier[0].amount:,.2f} of the order was refunded on {earlier[0].issued}, so" if earlier else ""
+        return f"{before} I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return ""
@@ -60,6 +63,16 @@ def _told_of(scenario: Scenario, issue: str) -> str:
         )
     if finding.kind == "place":
         return f" The carrier's records show it was delivered and left in a safe place: {finding.value}."
+    if finding.kind == "window":
+        return (
+            f" Our records show the order was delivered on {finding.value}, more than {RETURN_WINDOW_DAYS} days ago, "
+            f"so it is outside our {RETURN_WINDOW_DAYS}-day return window and I can't refund it."
+        )
+    if scenario.family == "not_lost_yet":
+        return (
+            f" The carrier last scanned your parcel on {finding.value}, so it is still on its way: a parcel counts as "
+            f"lost only after {LOST_AFTER_DAYS} days without a scan, and then we will send it again."
+        )
     if scenario.family == "refund_already_issued":
         return (
             f" Our records show your refund was issued on {finding.value}; it takes {DESK_REFUND_DAYS} to reach "

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from baseline_agent.policies import EXPLOITS, make_policy
-from supportenv import casework, expert
+from supportenv import casework, content, expert
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import CLAIM_FAMILIES, HELD_OUT_FAMILIES
+from supportenv.catalog import ALL_FAMILIES, HELD_OUT_FAMILIES, PARTIAL_FAMILIES, RETURN_WINDOW_DAYS
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -197,13 +197,13 @@ def test_held_out_families_are_drawn_by_test_only():
     for family in HELD_OUT_FAMILIES:
         assert family in seen["test"]
         assert family not in seen["train"] | seen["validation"]
-    assert set(CLAIM_FAMILIES.values()) <= seen["test"]
-    assert set(CLAIM_FAMILIES.values()) - set(HELD_OUT_FAMILIES) <= seen["validation"] & seen["train"]
+    assert set(ALL_FAMILIES) <= seen["test"]
+    assert set(ALL_FAMILIES) - set(HELD_OUT_FAMILIES) <= seen["validation"] & seen["train"]
     # The other tasks never draw one.
     assert not any(new_episode("end_to_end_resolution", "test", s)[0].family for s in range(300))
 
 
-@pytest.mark.parametrize("family", sorted(CLAIM_FAMILIES.values()))
+@pytest.mark.parametrize("family", sorted(set(ALL_FAMILIES) - set(PARTIAL_FAMILIES)))
 def test_a_claim_the_records_contradict_is_answered_with_what_they_show_and_nothing_changed(family):
     seed = _family_seed(family, "test")
     scenario, _, grade = play("oracle", "test", seed)
@@ -215,16 +215,51 @@ def test_a_claim_the_records_contradict_is_answered_with_what_they_show_and_noth
     assert not rule_grade.passed
 
 
+def test_part_refunded_before_is_refunded_only_what_is_left_and_the_customer_told_that_amount():
+    seed = _family_seed("partly_refunded", "validation")
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    order_id = scenario.facts_by_name["order_id"]
+    earlier = sum(r.amount for r in scenario.records.refunds_for(order_id))
+    remedy = casework.remedy_for(scenario, "refund_request")
+    assert 0 < earlier and float(remedy.value) == round(float(scenario.facts_by_name["amount"]) - earlier, 2)
+    # Refunding what the customer asks (the rule baseline does) is more than the order allows.
+    _, rule_state, rule_grade = play("rule", "validation", seed)
+    assert not rule_grade.passed and rule_state.refused_changes
+
+
+def test_a_refund_request_outside_the_return_window_is_told_the_delivery_day_and_the_window():
+    seed = _family_seed("outside_return_window", "validation")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    finding = casework.finding_for(scenario, "refund_request")
+    assert finding.kind == "window" and casework.remedy_for(scenario, "refund_request") is None
+    day = finding.value
+    assert finding.told_in(f"It was delivered on {day}, so the {RETURN_WINDOW_DAYS}-day return window has passed.")
+    assert not finding.told_in(f"It was delivered on {day}.")  # (the reason, not only the day)
+    assert not finding.told_in("It is outside our 30-day return window.")  # (the day: no script guesses it)
+    # Inside the window (the rest of the refund requests), the refund is made.
+    inside = [
+        sc
+        for s in range(300)
+        if "refund_request" in (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).expected.solvable
+        and not sc.family
+        and casework.remedy_for(sc, "refund_request")
+    ]
+    assert inside and all(
+        not casework.outside_return_window(sc.records, sc.facts_by_name["order_id"]) for sc in inside
+    )
+
+
 def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     seed = next(
         s
         for s in range(2000)
         if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).family and sc.persona in ("angry", "confused")
     )
-    _, state, grade = play("oracle", "validation", seed)
+    scenario, state, grade = play("oracle", "validation", seed)
     assert state.pushed_back and grade.passed
     replies = [text for who, text, _ in state.history if who == "customer"]
-    assert any("sure" in r.lower() or "certain" in r.lower() for r in replies)
+    assert any(r in content.REACTIONS[f"pushback_{scenario.family}"] for r in replies)
 
 
 def test_a_change_said_not_to_be_made_is_no_claim_and_a_reason_is_read_as_said():

@@ -191,7 +191,8 @@ class Scenario:
     products: tuple[str, ...] = ()  # per intent: the product its words name ("" if none)
     record_seed: int = 0  # seeds the system of record's own draws (supportenv.world.system_of_record)
     # The expert task's judgement family (catalog.CLAIM_FAMILIES): the records disagree with the
-    # first issue's claim, and nothing is to change; "" when the records bear the claim out.
+    # first issue's claim, and nothing is to change (or, for catalog.PARTIAL_FAMILIES, less than
+    # asked); "" when the records bear the claim out.
     family: str = ""
 
     @property
@@ -485,8 +486,10 @@ _INTENT_COUNTS = {
     "issue_classification": {"regular": (1,), "premium": (1,), "enterprise": (1,)},
     "action_selection": {"regular": (2,), "premium": (2,), "enterprise": (2,)},
     "end_to_end_resolution": {"regular": (1, 2, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
-    EXPERT_TASK_ID: {"regular": (1, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
+    EXPERT_TASK_ID: {"regular": (1, 2, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
 }
+# How often an expert ticket's second issue is about the records too (two cases worked on the desk at once).
+P_SECOND_RECORD_ISSUE = 0.7
 
 
 def _fit_together(issue: IssueType, other: IssueType) -> bool:
@@ -511,11 +514,14 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
     """The ticket's issues, the primary first; each further one for another department than
     those before it, as two issues a customer raises together are rarely one team's topic."""
     count = rng.choice(_INTENT_COUNTS[task_id][tier])
+    second_on_record = task_id == EXPERT_TASK_ID and count > 1 and rng.random() < P_SECOND_RECORD_ISSUE
     chosen: list[IssueType] = []
     while len(chosen) < count:
         issue = ISSUE_TYPES[rng.randrange(len(ISSUE_TYPES))]
         if task_id == EXPERT_TASK_ID and not chosen and issue.issue_id not in RECORD_ISSUES:
             continue  # the expert task's ticket is about something the records hold
+        if second_on_record and len(chosen) == 1 and issue.issue_id not in RECORD_ISSUES:
+            continue  # (every first issue fits some other records issue: account_locked fits them all)
         if not chosen and issue.issue_id in content.ALWAYS_PRESSING and rng.random() < 0.5:
             # Rarer than most first issues: with two impacts instead of four, the ones a fixed
             # triage guess would hit most often.
@@ -676,7 +682,7 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
-P_FAMILY = 0.5  # how often an expert ticket whose first issue has a judgement family draws it
+P_FAMILY = 0.6  # how often an expert ticket whose first issue has a judgement family draws it
 
 
 def _draw_family(
@@ -689,10 +695,12 @@ def _draw_family(
 ) -> str:
     """The judgement family of the expert ticket's first issue (catalog.CLAIM_FAMILIES), or ""
     (the claim stands). Only the test split draws the held-out families; a refund asked for above
-    the cap is escalated, so it is never one found issued already."""
-    family = CLAIM_FAMILIES.get(intents[0].issue_id, "")
-    if not family or rng.random() >= P_FAMILY:
+    the cap is escalated, so it is never one found issued already, outside the return window or
+    refunded in part."""
+    families = CLAIM_FAMILIES.get(intents[0].issue_id, ())
+    if not families or rng.random() >= P_FAMILY:
         return ""
+    family = rng.choice(families)
     if family in HELD_OUT_FAMILIES and split != "test":
         return ""
     if any(i.issue_id in CLAIM_FAMILIES for i in intents[1:]) or needs_escalation(intents[0], tier, facts, policy):

@@ -21,6 +21,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from supportenv import content
+from supportenv.catalog import RETURN_WINDOW_DAYS
 
 if TYPE_CHECKING:
     from supportenv.world import Scenario
@@ -271,6 +272,10 @@ class _Builder:
         self.card = self.facts.get("card_last_four") or f"{self.rng.randrange(0, 10000):04d}"
         self.address = self._address()
         self.orders: list[Order] = []
+        # The return window's draws (when a refund request's order was delivered, what was refunded
+        # of it before) have a generator of their own, so that they change no other draw.
+        self.window_rng = random.Random(f"window:{scenario.record_seed}")
+        self.delivered_on: date | None = None  # the order in question's delivery day, when drawn
         self.payments: list[Payment] = []
         self.refunds: list[Refund] = []
 
@@ -344,13 +349,24 @@ class _Builder:
         if status == "processing" and "tracking_number" in self.facts:
             status = "shipped"  # a change of address after the label was printed: the carrier must redirect it
         paid_on = self.facts.get("charge_date", "") if self.owner("charge_date") not in _OWN_CHARGE_DATES else ""
-        placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
-        self.orders.append(self._order(order_id, product, listed, status, placed))
+        family = self.scenario.family
+        if "refund_request" in self.issues and status == "delivered" and not paid_on:
+            # Delivered inside the return window, often near its end; outside it for the family.
+            self.delivered_on = self._delivery_day(family == "outside_return_window")
+            placed = self.delivered_on - timedelta(days=self.window_rng.randrange(3, 6))
+        elif family == "not_lost_yet":
+            placed = _day(self.rng.randrange(5, 9))  # last scanned (at the hub) 3-6 days ago: still moving
+        else:
+            placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
+        order = self._order(order_id, product, listed, status, placed)
+        if self.delivered_on is not None:  # (the day drawn for the return window, not the carrier's usual)
+            delivered = replace(order.events[-1], when=_iso(self.delivered_on))
+            order = replace(order, events=(*order.events[:-1], delivered))
+        self.orders.append(order)
         payment = Payment(
             self._id("PAY"), order_id, self.card, _dollars(charged), paid_on or _iso(placed), "captured", ""
         )
         self.payments.append(payment)
-        family = self.scenario.family
         if "double_charge" in self.issues:
             # The same charge, captured twice; or (the claim mistaken) held by an authorisation that will drop.
             held = "authorised" if family == "pending_authorisation" else "captured"
@@ -361,6 +377,13 @@ class _Builder:
             issued = requested + timedelta(days=self.rng.randrange(1, 4))
             refund = Refund(self._id("REF"), order_id, _dollars(charged), "issued", _iso(requested), _iso(issued))
             self.refunds.append(refund)
+        if family == "partly_refunded":
+            # Part of the order refunded after its delivery (an item sent back, a price adjustment).
+            part = round(charged * self.window_rng.choice((0.2, 0.25, 0.3, 0.4, 0.5)))
+            since = days_before_today(self.orders[-1].events[-1].when) if self.orders[-1].events else 10
+            requested = _day(self.window_rng.randrange(1, max(2, since)))
+            issued = min(requested + timedelta(days=1), TODAY)
+            self.refunds.append(Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued)))
         if status == "returned":
             requested = _iso(_day(self.rng.randrange(2, 9)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
@@ -378,6 +401,14 @@ class _Builder:
         self.payments.append(
             Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
         )
+
+    def _delivery_day(self, outside: bool) -> date:
+        """A refund request's order's delivery day: within the return window (half the time in its
+        last nine days), or just outside it."""
+        rng, window = self.window_rng, RETURN_WINDOW_DAYS
+        if outside:
+            return _day(rng.randrange(window + 1, window + 11))
+        return _day(rng.randrange(window - 8, window + 1) if rng.random() < 0.5 else rng.randrange(2, window - 8))
 
     def _product(self) -> str:
         named = [p for p in self.scenario.products if p]
