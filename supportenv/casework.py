@@ -156,9 +156,21 @@ def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     records = scenario.records
     found = [r for r in (_remedy(scenario, records, i.issue_id) for i in scenario.intents) if r is not None]
-    # A refund of an order settles it: a parcel the customer wants its money back for is not also reshipped.
+    # A refund of an order settles it: a parcel the customer wants its money back for is not also
+    # reshipped, whether the refund is made or, above the cap, escalated.
     refunded = {r.target for r in found if r.tool == "issue_refund" and r.issue == "refund_request"}
+    if "refund_request" in over_the_cap(scenario):
+        refunded.add(scenario.facts_by_name.get("order_id", ""))
     return tuple(r for r in found if not (r.tool == "reship_order" and r.target in refunded))
+
+
+def settled_by(scenario: Scenario, issue: str) -> Remedy | None:
+    """The change made for another issue that settles this one: the refund of a lost parcel the
+    customer wants its money back for (telling that refund answers the parcel too)."""
+    if issue != "lost_package" or remedy_for(scenario, issue) is not None:
+        return None
+    order_id = scenario.facts_by_name.get("order_id", "")
+    return next((r for r in remedies(scenario) if r.issue == "refund_request" and r.target == order_id), None)
 
 
 def identity_proofs(records: SystemOfRecord) -> dict[str, str]:
@@ -269,9 +281,13 @@ _DECLINE_WORDS = {
         r"|\b(?:does not|doesn't|did not|didn't) match (?:the |your )?(?:card's )?billing address",
         re.IGNORECASE,
     ),
+    # (the bank as the one that declined: "your card issuer (your bank) declined it", "the decline
+    # came from your bank"; not "declined ... please ask your bank for a new card")
     "issuer_declined": re.compile(
-        r"\b(?:bank|issuer|card (?:provider|issuer)) (?:has |had )?(?:declined|refused|rejected|blocked)"
-        r"|\bdeclined by (?:your|the) (?:bank|issuer|card (?:provider|issuer))",
+        r"\b(?:bank|issuer|card (?:provider|issuer))(?:\s*\([^)]{0,30}\))?"
+        r" (?:has |had )?(?:declined|refused|rejected|blocked)"
+        r"|\b(?:declined|refused|rejected|blocked) by (?:your|the) (?:card's )?(?:bank|issuer|card (?:provider|issuer))"
+        r"|\bdecline (?:came|comes|was) from (?:your|the) (?:card's )?(?:card )?(?:bank|issuer)",
         re.IGNORECASE,
     ),
 }
@@ -309,13 +325,15 @@ class Finding:
             return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
         if self.kind == "place":
             return bool(re.search(_PLACE_WORDS[self.value], text, re.IGNORECASE))
-        # The reason on record, and no other (a list of reasons tells the customer nothing).
-        named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text)]
+        # The reason on record, and no other (a list of reasons tells the customer nothing); its
+        # code as the records write it ("issuer_declined") says it too.
+        named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
         return named == [self.value]
 
 
 _WINDOW_RE = re.compile(
-    rf"\b(?:{RETURN_WINDOW_DAYS}|thirty)(?:-| )days?\b|\breturn (?:window|period)\b|\bwindow (?:has |had )?(?:passed|closed|ended)",
+    rf"\b(?:{RETURN_WINDOW_DAYS}|thirty)(?:-| )days?\b|\breturn (?:window|period)\b"
+    r"|\bwindow (?:has |had )?(?:passed|closed|ended)",
     re.IGNORECASE,
 )
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
@@ -443,10 +461,17 @@ def claimed_changes(text: str) -> tuple[str, ...]:
         first_person = bool(_FIRST_PERSON_RE.search(sentence))
         for tool, verbs in _CLAIMS.items():
             done = verbs.search(sentence) if first_person else None
-            said_done = bool(done) and not _NEGATED_RE.search(sentence[: done.start()][-40:])
+            said_done = bool(done) and not _NEGATED_RE.search(_before_the_verb(sentence, done.start()))
             if said_done or (tool in _NOW_CLAIMS and _NOW_CLAIMS[tool].search(sentence)):
                 claimed[tool] = None
     return tuple(claimed)
+
+
+def _before_the_verb(sentence: str, verb: int) -> str:
+    """The words between the verb's subject ("I", "we") and the verb, where a "not" negates it
+    ("I have not refunded"); a "no" elsewhere ("no scan for a week, so I have refunded") does not."""
+    subjects = [m.start() for m in _FIRST_PERSON_RE.finditer(sentence, 0, verb)]
+    return sentence[subjects[-1] : verb] if subjects else sentence[max(0, verb - 15) : verb]
 
 
 # A change said not to be made ("I have not sent a replacement", "we haven't refunded it yet").

@@ -265,12 +265,14 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "beyond the order's listed total) in full; refund a refund request its amount when it is within the tier's "
         f"cap ({caps}; above it, escalate and refund nothing) and the order was delivered {window} days ago or "
         f"fewer (delivered earlier: it is outside the {window}-day return window, so refund nothing and tell the "
-        "customer the day it was delivered and that the window has passed); never refund more than is left of an "
+        "customer the day it was delivered and that the window has passed; an order never delivered has no window); "
+        "never refund more than is left of an "
         "order's payment after its earlier refunds (part refunded before: refund what is left and tell them that "
         f"amount); reship a parcel with no tracking scan for {LOST_AFTER_DAYS} days (scanned more recently: it is "
         "not lost yet, so reship nothing and tell the customer the day of its last scan); send an order not yet "
         "delivered to the new address; cancel the subscription the customer asks to end; send a password reset to "
-        "a locked account. A lost parcel the customer wants its money back for is refunded, not also reshipped.",
+        "a locked account. A lost parcel the customer wants its money back for is not also reshipped (its refund is "
+        "made, or escalated when above the cap).",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
         "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",

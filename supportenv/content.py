@@ -1681,7 +1681,7 @@ REACTIONS = {
     # To one answer that solved several issues in different ways (one put right, one to try).
     "solved_mixed": (
         "Brilliant, that covers everything. Thank you!",
-        "Perfect, thanks for sorting all of that out.",
+        "Perfect, thanks for going through all of that.",
     ),
     "solved_mixed_plain": (
         "Okay, thanks, that covers all of it.",

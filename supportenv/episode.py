@@ -949,6 +949,16 @@ def _asked_for_another_number(state: EpisodeState) -> bool:
     return customer.asked_for_another_number(last_customer_message(state.history[:-1]))
 
 
+def _tells_what_was_left_out(scenario: Scenario, state: EpisodeState, text: str, issues: list[str]) -> bool:
+    """Whether `text` tells, of an issue already answered, what the records show and no earlier
+    message told (the reason a payment was declined, a refund's amount): the correction the
+    feedback asked for, not a repeat."""
+    if state.task_id != EXPERT_TASK_ID:
+        return False
+    earlier = " ".join(t for who, t, _ in state.history[:-1] if who == "agent")
+    return any(_left_out(scenario, earlier, [i]) and not _left_out(scenario, text, [i]) for i in issues)
+
+
 def _repeats_an_answer(state: EpisodeState, text: str) -> bool:
     """Whether `text` says again what one of the agent's earlier messages said (most of its words)."""
     words = set(tokenize(text))
@@ -1141,7 +1151,7 @@ def _respond_without_solving(
         turn.notes.append("carrying out what the customer accepted or asked for")
         return _react(tone or follow_up, scenario, state)
     if solves:
-        if not _repeats_an_answer(state, action.text):
+        if not _repeats_an_answer(state, action.text) or _tells_what_was_left_out(scenario, state, action.text, solves):
             # New words about an issue already answered (a confirmation, a detail): harmless,
             # and a step the efficiency component counts, not a repeat to charge.
             turn.notes.append("that issue was already answered: nothing new to solve")
@@ -1377,7 +1387,9 @@ def _told_from_the_records(scenario: Scenario, state: EpisodeState, text: str, n
     for issue in scenario.expected.solvable:
         if issue in newly or issue in state.solved_intents or casework.is_mistaken(scenario, issue):
             continue
-        remedy, finding = done.get(issue), casework.finding_for(scenario, issue)
+        settling = casework.settled_by(scenario, issue)
+        remedy = done.get(issue) or (done.get(settling.issue) if settling else None)
+        finding = casework.finding_for(scenario, issue)
         if (remedy is not None and remedy.tool in told) or (finding is not None and finding.told_in(text)):
             out.append(issue)
     return out

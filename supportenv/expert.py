@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from supportenv import casework, customer
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ARTICLES_BY_ID, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS, TOOL_KIND, IssueType
+from supportenv.catalog import (
+    ARTICLES_BY_ID,
+    DESK_REFUND_DAYS,
+    ISSUE_TYPES_BY_ID,
+    RETURN_WINDOW_DAYS,
+    TOOL_KIND,
+    IssueType,
+)
 from supportenv.customer import spoken_list
 from supportenv.episode import (
     EpisodeState,
@@ -50,7 +57,9 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     if remedy is not None and remedy.tool == "issue_refund":
         earlier = scenario.records.refunds_for(remedy.target) if scenario.family == "partly_refunded" else ()
         before = f" ${earlier[0].amount:,.2f} of the order was refunded on {earlier[0].issued}, so" if earlier else ""
-        return f"{before} I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
+        return (
+            f"{before} I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
+        )
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return ""
@@ -92,6 +101,15 @@ def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> A
         look = use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
     else:
         look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
+    return None if look in state.actions else look
+
+
+def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """The order of a refund above the cap, looked up before it is escalated: the records decide
+    (it may be outside the return window, or refunded in part before)."""
+    if not casework.over_the_cap(scenario):
+        return None
+    look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
     return None if look in state.actions else look
 
 
@@ -168,6 +186,9 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
         article = ISSUE_TYPES_BY_ID[todo[0]].article_id
         return Action("respond_with_solution", text=solution_message(scenario, state, todo[:1]), article_id=article)
     if exp.escalate:
+        look = _look_up_before_escalating(scenario, state) if task_id == EXPERT_TASK_ID else None
+        if look is not None:
+            return look
         if state.department != exp.department:
             return Action("assign_department", department=exp.department, text="Routing per policy.")
         if not state.escalated:

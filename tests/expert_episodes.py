@@ -14,9 +14,6 @@ from supportenv.tasks import EXPERT_TASK_ID
 
 TASK = EXPERT_TASK_ID
 SPLIT = "validation"
-# Seed 4 of the validation split needs a refund (after verify_identity); 3 a reship.
-REFUND_SEED = 4
-SEEDS = (3, REFUND_SEED, 7)
 
 
 def script(seed: int, split: str = SPLIT) -> list[Action]:
@@ -43,3 +40,24 @@ def script(seed: int, split: str = SPLIT) -> list[Action]:
         actions.append(expert.expert_action(scenario, state, TASK))
         step(scenario, state, actions[-1])
     return actions
+
+
+def _first_seed_needing(tool: str) -> int:
+    """The first validation seed whose case needs this change and whose script ends with
+    mark_resolved within the step limit (found, not hard-coded, so that a change to the world's
+    draws keeps the episodes what they are meant to be)."""
+
+    def fits(seed: int) -> bool:
+        scenario, state = new_episode(TASK, SPLIT, seed)
+        if not any(r.tool == tool for r in casework.remedies(scenario)):
+            return False
+        for action in script(seed):
+            step(scenario, state, action)
+        return state.terminated
+
+    return next(s for s in range(500) if fits(s))
+
+
+# A refund (after verify_identity), a reship, and a third case.
+REFUND_SEED = _first_seed_needing("issue_refund")
+SEEDS = (_first_seed_needing("reship_order"), REFUND_SEED, 7)

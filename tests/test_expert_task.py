@@ -20,6 +20,7 @@ from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID, get_task
+from supportenv.world.system_of_record import days_before_today
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = range(200)
@@ -217,12 +218,12 @@ def test_a_claim_the_records_contradict_is_answered_with_what_they_show_and_noth
 
 def test_part_refunded_before_is_refunded_only_what_is_left_and_the_customer_told_that_amount():
     seed = _family_seed("partly_refunded", "validation")
-    scenario, state, grade = play("oracle", "validation", seed)
+    scenario, _state, grade = play("oracle", "validation", seed)
     assert grade.passed
     order_id = scenario.facts_by_name["order_id"]
     earlier = sum(r.amount for r in scenario.records.refunds_for(order_id))
     remedy = casework.remedy_for(scenario, "refund_request")
-    assert 0 < earlier and float(remedy.value) == round(float(scenario.facts_by_name["amount"]) - earlier, 2)
+    assert earlier > 0 and float(remedy.value) == round(float(scenario.facts_by_name["amount"]) - earlier, 2)
     # Refunding what the customer asks (the rule baseline does) is more than the order allows.
     _, rule_state, rule_grade = play("rule", "validation", seed)
     assert not rule_grade.passed and rule_state.refused_changes
@@ -230,7 +231,7 @@ def test_part_refunded_before_is_refunded_only_what_is_left_and_the_customer_tol
 
 def test_a_refund_request_outside_the_return_window_is_told_the_delivery_day_and_the_window():
     seed = _family_seed("outside_return_window", "validation")
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    scenario, _state = new_episode(EXPERT_TASK_ID, "validation", seed)
     finding = casework.finding_for(scenario, "refund_request")
     assert finding.kind == "window" and casework.remedy_for(scenario, "refund_request") is None
     day = finding.value
@@ -245,9 +246,7 @@ def test_a_refund_request_outside_the_return_window_is_told_the_delivery_day_and
         and not sc.family
         and casework.remedy_for(sc, "refund_request")
     ]
-    assert inside and all(
-        not casework.outside_return_window(sc.records, sc.facts_by_name["order_id"]) for sc in inside
-    )
+    assert inside and all(not casework.outside_return_window(sc.records, sc.facts_by_name["order_id"]) for sc in inside)
 
 
 def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
@@ -301,3 +300,79 @@ def test_an_answer_in_its_own_words_that_tells_the_change_made_settles_the_issue
     result = step(scenario, state, Action("respond_with_solution", text=text, article_id="KB-BIL-03"))
     assert "wrong_amount" in state.solved_intents, result.observation.last_action_feedback
     assert "told_partly" not in dict(result.breakdown)
+
+
+def _ticket(where) -> int:
+    return next(s for s in range(600) if where(new_episode(EXPERT_TASK_ID, "validation", s)[0]))
+
+
+def test_telling_the_refund_of_a_lost_parcel_answers_the_parcel_too():
+    """Audit round 51: a refund the customer wants for a lost parcel settles the parcel (it is not
+    also reshipped), so the answer telling that refund answers both."""
+    seed = _ticket(lambda sc: casework.settled_by(sc, "lost_package") is not None)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    refund = casework.settled_by(scenario, "lost_package")
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    text = (
+        f"Thank you for your patience. As your parcel has had no scan for over a week, I have refunded "
+        f"${float(refund.value):,.2f} to your card instead of sending it again; it reaches it in 3-5 business days."
+    )
+    step(scenario, state, Action("respond_with_solution", text=text, article_id="KB-REF-01"))
+    assert {"refund_request", "lost_package"} <= set(state.solved_intents)
+
+
+def test_the_order_of_a_refund_above_the_cap_is_looked_up_before_it_is_escalated():
+    """Audit round 51: the records decide (a return window, an earlier refund), so the expert
+    looks the order up before escalating, and a player who does is not slower than it."""
+    seed = _ticket(lambda sc: bool(casework.over_the_cap(sc)))
+    _scenario, state, grade = play("oracle", "validation", seed)
+    looked = [n for n, a in enumerate(state.actions) if a.kind == "use_tool" and a.tool == "look_up_order"]
+    escalated = next(n for n, a in enumerate(state.actions) if a.kind == "escalate_to_human")
+    assert grade.passed and looked and looked[0] < escalated
+
+
+def test_a_decline_told_as_the_bank_declining_it_in_any_words_is_told():
+    """Audit round 51: "your card issuer (your bank) declined it", "the decline came from your card
+    issuer" and the reason's code as the records write it all say why; asking the customer to
+    call their bank about an expired card does not name a second reason."""
+    issuer = casework.Finding("payment_failure", "why", "decline_reason", "issuer_declined")
+    expired = casework.Finding("payment_failure", "why", "decline_reason", "expired_card")
+    for text in (
+        "It was declined because your card issuer (your bank) declined it.",
+        "The decline came from your card issuer, not our checkout.",
+        "The payment was declined with the reason issuer_declined.",
+    ):
+        assert issuer.told_in(text) and not expired.told_in(text), text
+    assert expired.told_in("It was declined because the card has expired; your bank can send you a new card.")
+
+
+def test_a_follow_up_telling_what_the_answer_left_out_is_no_repeat():
+    """Audit round 51: the feedback asks to say what was left out; the message that says it is a
+    correction, not a repeated answer."""
+    seed = _ticket(lambda sc: sc.intents[0].issue_id == "payment_failure" and len(sc.intents) == 1)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    steps = "Check the card expiry date and billing address, update the payment method and retry the payment."
+    first = step(
+        scenario, state, Action("respond_with_solution", text=f"Thanks for waiting. {steps}", article_id="KB-PAY-01")
+    )
+    assert "told_partly" in dict(first.breakdown)
+    reason = casework.reason_words(casework.finding_for(scenario, "payment_failure").value)
+    again = Action(
+        "respond_with_solution",
+        text=f"Thanks for waiting. It was declined because {reason}. {steps}",
+        article_id="KB-PAY-01",
+    )
+    assert "respond_repeat" not in dict(step(scenario, state, again).breakdown)
+
+
+def test_a_failed_checkout_is_for_the_product_its_words_name_and_failed_lately():
+    for seed in range(300):
+        scenario, _ = new_episode(EXPERT_TASK_ID, "validation", seed)
+        named = dict(zip((i.issue_id for i in scenario.intents), scenario.products, strict=True))
+        if not named.get("payment_failure"):
+            continue
+        declined = [p for p in scenario.records.payments if p.status == "declined"]
+        order = scenario.records.order(declined[0].order_id)
+        assert order.items[0].product == named["payment_failure"], seed
+        assert days_before_today(declined[0].date) <= 3 or "charge_date" not in scenario.facts_by_name, seed

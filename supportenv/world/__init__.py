@@ -510,6 +510,20 @@ def _fit_together(issue: IssueType, other: IssueType) -> bool:
     return not both_orders or frozenset((issue.issue_id, other.issue_id)) in content.ONE_ORDER_PAIRS
 
 
+_MONEY_FACTS = ("amount", "charge_date")
+
+
+def _two_sums(issue: IssueType, other: IssueType) -> bool:
+    """Whether two issues would each need an amount or a charge date of their own: the customer
+    gives one of each, so on the expert task, where the records hold both, they never meet
+    (two issues about the one order share them: its amount, its payment)."""
+    shared = {f for f in _MONEY_FACTS if f in (*issue.required_facts, *issue.extra_facts)} & {
+        f for f in _MONEY_FACTS if f in (*other.required_facts, *other.extra_facts)
+    }
+    one_order = "order_id" in issue.required_facts and "order_id" in other.required_facts
+    return bool(shared) and not one_order
+
+
 def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueType, ...]:
     """The ticket's issues, the primary first; each further one for another department than
     those before it, as two issues a customer raises together are rarely one team's topic."""
@@ -522,6 +536,8 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
             continue  # the expert task's ticket is about something the records hold
         if second_on_record and len(chosen) == 1 and issue.issue_id not in RECORD_ISSUES:
             continue  # (every first issue fits some other records issue: account_locked fits them all)
+        if task_id == EXPERT_TASK_ID and any(_two_sums(issue, other) for other in chosen):
+            continue
         if not chosen and issue.issue_id in content.ALWAYS_PRESSING and rng.random() < 0.5:
             # Rarer than most first issues: with two impacts instead of four, the ones a fixed
             # triage guess would hit most often.
@@ -807,6 +823,12 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
             from supportenv.world.system_of_record import iso_days_ago
 
             facts["charge_date"] = iso_days_ago(family_rng.randrange(1, 4))
+        owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+        if owner == "payment_failure" and "charge_date" in facts:
+            # A checkout that keeps failing failed lately, as the records show it (not months ago).
+            from supportenv.world.system_of_record import iso_days_ago
+
+            facts["charge_date"] = iso_days_ago(family_rng.randrange(0, 3))
         _add_identity_proofs(intents, facts, tier, policy, rng, family)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.

@@ -335,7 +335,7 @@ class _Builder:
         if "order_id" not in self.facts:
             return
         order_id = self.facts["order_id"]
-        product = self._product()
+        product = self._product(self.owner("order_id"))
         amount_is_the_orders = "amount" in self.facts and self.owner("amount") != "payment_failure"
         charged = _cents(self.facts["amount"]) if amount_is_the_orders else self._price_of(product)
         listed = charged
@@ -383,7 +383,9 @@ class _Builder:
             since = days_before_today(self.orders[-1].events[-1].when) if self.orders[-1].events else 10
             requested = _day(self.window_rng.randrange(1, max(2, since)))
             issued = min(requested + timedelta(days=1), TODAY)
-            self.refunds.append(Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued)))
+            self.refunds.append(
+                Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued))
+            )
         if status == "returned":
             requested = _iso(_day(self.rng.randrange(2, 9)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
@@ -392,15 +394,17 @@ class _Builder:
         """A declined card: a checkout left awaiting payment, its attempt declined for a reason."""
         if "payment_failure" not in self.issues:
             return
-        product = self._product()
+        product = self._product("payment_failure")
         amount = _cents(self.facts["amount"]) if self.owner("amount") == "payment_failure" else self._price_of(product)
         tried = self.facts["charge_date"] if self.owner("charge_date") == "payment_failure" else _iso(TODAY)
         order = self._order(self._id("ORD"), product, amount, "awaiting_payment", date.fromisoformat(tried))
         self.orders.append(order)
         reason = self.rng.choice(DECLINE_REASONS)
-        self.payments.append(
-            Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
-        )
+        # (tried more than once, as customers do: each attempt declined for the same reason)
+        for _ in range(self.window_rng.randrange(1, 4)):
+            self.payments.append(
+                Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
+            )
 
     def _delivery_day(self, outside: bool) -> date:
         """A refund request's order's delivery day: within the return window (half the time in its
@@ -410,9 +414,14 @@ class _Builder:
             return _day(rng.randrange(window + 1, window + 11))
         return _day(rng.randrange(window - 8, window + 1) if rng.random() < 0.5 else rng.randrange(2, window - 8))
 
-    def _product(self) -> str:
-        named = [p for p in self.scenario.products if p]
-        return named[0] if named else self.rng.choice(content.PRODUCTS)
+    def _product(self, issue: str) -> str:
+        """The product the words of `issue` name, else one another issue's words name (but a
+        declined checkout's, which is another purchase), else any."""
+        named = dict(zip((i.issue_id for i in self.scenario.intents), self.scenario.products, strict=False))
+        if named.get(issue):
+            return named[issue]
+        others = [p for i, p in named.items() if p and "payment_failure" not in (i, issue)]
+        return others[0] if others else self.rng.choice(content.PRODUCTS)
 
     def _price_of(self, product: str) -> int:
         return round(_PRICE_CENTS[product] * self.rng.choice((0.9, 1.0, 1.1)))
