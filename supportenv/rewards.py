@@ -91,7 +91,8 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "told_partly": (
         -0.1,
         "respond_with_solution that leaves out what the records show: a refund's amount and when it reaches "
-        "the card, a pending refund's date, a late parcel's new delivery date, why a payment was declined",
+        "the card, a pending refund's date, a late parcel's new delivery date, why a payment was declined, the "
+        "day an order outside the return window was delivered (and that the window has passed), a parcel's last scan",
     ),
     "invalid_action": (-0.1, "output that did not parse into an action (the error is shown in the next observation)"),
 }

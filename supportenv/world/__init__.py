@@ -824,11 +824,13 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
 
             facts["charge_date"] = iso_days_ago(family_rng.randrange(1, 4))
         owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
-        if owner == "payment_failure" and "charge_date" in facts:
-            # A checkout that keeps failing failed lately, as the records show it (not months ago).
+        if owner in ("payment_failure", "subscription_cancel") and "charge_date" in facts:
+            # A checkout that keeps failing failed lately, and a plan's renewal the customer wants to
+            # stop was charged lately, as the records show them (not months ago).
             from supportenv.world.system_of_record import iso_days_ago
 
-            facts["charge_date"] = iso_days_ago(family_rng.randrange(0, 3))
+            days = (0, 3) if owner == "payment_failure" else (2, 28)
+            facts["charge_date"] = iso_days_ago(family_rng.randrange(*days))
         _add_identity_proofs(intents, facts, tier, policy, rng, family)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.

@@ -505,12 +505,17 @@ class _Builder:
         if "subscription_cancel" not in self.issues and self.rng.random() < 0.6:
             return ()
         plan, price = self.rng.choice(_PLANS)
-        renews = _iso(TODAY + timedelta(days=self.rng.randrange(3, 28)))
-        subscription = Subscription(self._id("SUB"), plan, _dollars(price), "active", renews)
+        # Renewed last within one period of the plan (and not before the account was opened), and
+        # renewing one period after that.
+        period = 365 if "annual" in plan else 30
+        drawn = _day(self.rng.randrange(3, 28))
         renewed = self.facts.get("charge_date") if self.owner("charge_date") == "subscription_cancel" else None
-        self.payments.append(
-            Payment(self._id("PAY"), "", self.card, subscription.price, renewed or _iso(_day(30)), "captured", "")
-        )
+        last = date.fromisoformat(renewed) if renewed else max(drawn, _day(self.scenario.tenure_days))
+        renews = last + timedelta(days=period)
+        while renews <= TODAY:  # (a charge date the customer gives from long ago: renewed since, unbilled here)
+            renews += timedelta(days=period)
+        subscription = Subscription(self._id("SUB"), plan, _dollars(price), "active", _iso(renews))
+        self.payments.append(Payment(self._id("PAY"), "", self.card, subscription.price, _iso(last), "captured", ""))
         return (subscription,)
 
     def incidents(self) -> tuple[Incident, ...]:
