@@ -620,9 +620,30 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
     )
 
 
+# On the expert task the records show what the customer's words say happened: the templates whose
+# words say the carrier marked a "lost" parcel delivered are only for the family whose records show
+# it delivered (left in a safe place), and a declined card is a checkout's, not a subscription's.
+_SAYS_DELIVERED = {"lost_package": frozenset((0, 2, 5, 6, 7))}
+_NOT_ON_RECORD = {"payment_failure": frozenset((0,))}
+
+
+def _fits_the_records(issue: IssueType, index: int, family: str) -> bool:
+    if index in _NOT_ON_RECORD.get(issue.issue_id, ()):
+        return False
+    delivered = _SAYS_DELIVERED.get(issue.issue_id)
+    return delivered is None or (index in delivered) == (family == "left_in_safe_place")
+
+
 def _compose_message(
-    intents: tuple[IssueType, ...], split: str, persona: str, rng: random.Random, impact_rng: random.Random
+    intents: tuple[IssueType, ...],
+    split: str,
+    persona: str,
+    rng: random.Random,
+    impact_rng: random.Random,
+    family: str | None = None,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
+    """The opening message. `family` is the expert ticket's judgement family ("" for none); None
+    on the other tasks, whose words need not fit records."""
     template_ids, bodies, products = [], [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
@@ -632,6 +653,14 @@ def _compose_message(
         # No words that need another device than those before them ("my tablet" after a lost
         # phone's codes): the customer gives one device model for both.
         fitting = [i for i in candidates if devices & _devices_said(issue, issue.templates[i])] or list(candidates)
+        if family is not None:
+            # (the split's own templates that fit the records, else the others that do)
+            others = range(TRAIN_TEMPLATES) if held_out else range(TRAIN_TEMPLATES, len(issue.templates))
+            fitting = (
+                [i for i in fitting if _fits_the_records(issue, i, family)]
+                or [i for i in others if _fits_the_records(issue, i, family) and (held_out or split == "test")]
+                or fitting
+            )
         index = rng.choice(fitting)
         devices &= _devices_said(issue, issue.templates[index])
         template_ids.append(f"{issue.issue_id}/{index}")
@@ -835,7 +864,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
-    meant, template_ids, products, impact, impact_line = _compose_message(intents, split, persona, rng, impact_rng)
+    meant, template_ids, products, impact, impact_line = _compose_message(
+        intents, split, persona, rng, impact_rng, family if task_id == EXPERT_TASK_ID else None
+    )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
     for name in [n for n, value in facts.items() if not value]:

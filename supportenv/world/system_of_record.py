@@ -400,8 +400,10 @@ class _Builder:
         order = self._order(self._id("ORD"), product, amount, "awaiting_payment", date.fromisoformat(tried))
         self.orders.append(order)
         reason = self.rng.choice(DECLINE_REASONS)
-        # (tried more than once, as customers do: each attempt declined for the same reason)
-        for _ in range(self.window_rng.randrange(1, 4)):
+        # (tried more than once, as customers do, three times when its words say so: each attempt
+        # declined for the same reason)
+        attempts = 3 if "payment_failure/3" in self.scenario.template_ids else self.window_rng.randrange(1, 4)
+        for _ in range(attempts):
             self.payments.append(
                 Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
             )
