@@ -85,6 +85,8 @@ def test_an_expert_episode_token_continues_it_exactly(env):
     assert state.tool_result is not None and state.tool_result.status == "ok"
     public = env.State(env_pb2.StateRequest(state_token=token), timeout=5).state
     assert [convert.action_from_pb(a) for a in public.actions] == actions[:cut]
+    # The desk's work shows in State as in the library: verified, and each change made.
+    assert public.identity_verified and [(c.tool, c.target, c.value) for c in public.changes] == state.changes
     assert codec.observation_from_pb(public.observation) == observe(scenario, state)
     refund = codec.observation_from_pb(public.observation).tool_result
     assert refund.tool == "issue_refund" and refund.data["order"]["refunds"][-1]["refund_id"].startswith("REF-D")

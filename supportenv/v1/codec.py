@@ -317,6 +317,8 @@ def episode_state(scenario: Scenario, state: EpisodeState) -> env_pb2.EpisodeSta
         cumulative_reward=state.cumulative_reward,
         actions=[convert.action_to_pb(a) for a in state.actions],
         rewards=state.rewards,
+        identity_verified=state.verified,
+        changes=[env_pb2.RecordChange(tool=tool, target=target, value=value) for tool, target, value in state.changes],
     )
     public.observation.MergeFromString(observation(scenario, state))
     return public

@@ -78,7 +78,7 @@ class StateRequest(_message.Message):
     def __init__(self, state_token: _Optional[bytes] = ...) -> None: ...
 
 class EpisodeState(_message.Message):
-    __slots__ = ("episode_id", "task_id", "split", "seed", "step", "max_steps", "terminated", "truncated", "cumulative_reward", "actions", "rewards", "observation")
+    __slots__ = ("episode_id", "task_id", "split", "seed", "step", "max_steps", "terminated", "truncated", "cumulative_reward", "actions", "rewards", "observation", "identity_verified", "changes")
     EPISODE_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     SPLIT_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,8 @@ class EpisodeState(_message.Message):
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     REWARDS_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    IDENTITY_VERIFIED_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
     episode_id: str
     task_id: str
     split: _types_pb2.Split
@@ -103,7 +105,19 @@ class EpisodeState(_message.Message):
     actions: _containers.RepeatedCompositeFieldContainer[_types_pb2.Action]
     rewards: _containers.RepeatedScalarFieldContainer[float]
     observation: _types_pb2.Observation
-    def __init__(self, episode_id: _Optional[str] = ..., task_id: _Optional[str] = ..., split: _Optional[_Union[_types_pb2.Split, str]] = ..., seed: _Optional[int] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., cumulative_reward: _Optional[float] = ..., actions: _Optional[_Iterable[_Union[_types_pb2.Action, _Mapping]]] = ..., rewards: _Optional[_Iterable[float]] = ..., observation: _Optional[_Union[_types_pb2.Observation, _Mapping]] = ...) -> None: ...
+    identity_verified: bool
+    changes: _containers.RepeatedCompositeFieldContainer[RecordChange]
+    def __init__(self, episode_id: _Optional[str] = ..., task_id: _Optional[str] = ..., split: _Optional[_Union[_types_pb2.Split, str]] = ..., seed: _Optional[int] = ..., step: _Optional[int] = ..., max_steps: _Optional[int] = ..., terminated: _Optional[bool] = ..., truncated: _Optional[bool] = ..., cumulative_reward: _Optional[float] = ..., actions: _Optional[_Iterable[_Union[_types_pb2.Action, _Mapping]]] = ..., rewards: _Optional[_Iterable[float]] = ..., observation: _Optional[_Union[_types_pb2.Observation, _Mapping]] = ..., identity_verified: _Optional[bool] = ..., changes: _Optional[_Iterable[_Union[RecordChange, _Mapping]]] = ...) -> None: ...
+
+class RecordChange(_message.Message):
+    __slots__ = ("tool", "target", "value")
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    tool: str
+    target: str
+    value: str
+    def __init__(self, tool: _Optional[str] = ..., target: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class StateResponse(_message.Message):
     __slots__ = ("state",)
