@@ -268,8 +268,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "customer the day it was delivered and that the window has passed; an order never delivered has no window); "
         "never refund more than is left of an "
         "order's payment after its earlier refunds (part refunded before: refund what is left and tell them that "
-        f"amount); reship a parcel with no tracking scan for {LOST_AFTER_DAYS} days (scanned more recently: it is "
-        "not lost yet, so reship nothing and tell the customer the day of its last scan); send an order not yet "
+        f"amount); reship a parcel still in transit with no tracking scan for {LOST_AFTER_DAYS} days (scanned more "
+        "recently: it is not lost yet, so reship nothing and tell the customer the day of its last scan; one the "
+        "carrier shows delivered is not lost either: tell the customer where it was left); send an order not yet "
         "delivered to the new address; cancel the subscription the customer asks to end; send a password reset to "
         "a locked account. A lost parcel the customer wants its money back for is not also reshipped (its refund is "
         "made, or escalated when above the cap).",
