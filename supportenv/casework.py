@@ -164,6 +164,15 @@ def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     return tuple(r for r in found if not (r.tool == "reship_order" and r.target in refunded))
 
 
+def settled_by_escalation(scenario: Scenario) -> tuple[str, ...]:
+    """The issues the escalation of a refund above the cap settles: the lost parcel the customer
+    wants that money back for (it is not reshipped; the specialist decides the refund)."""
+    if "refund_request" not in over_the_cap(scenario):
+        return ()
+    ids = [i.issue_id for i in scenario.intents]
+    return ("lost_package",) if "lost_package" in ids and "lost_package" in scenario.expected.solvable else ()
+
+
 def settled_by(scenario: Scenario, issue: str) -> Remedy | None:
     """The change made for another issue that settles this one: the refund of a lost parcel the
     customer wants its money back for (telling that refund answers the parcel too)."""

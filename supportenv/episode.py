@@ -1273,6 +1273,10 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     if scenario.expected.escalate:
         _check_identity(scenario, state)
         turn.add("escalate_required")
+        if state.task_id == EXPERT_TASK_ID:
+            # (a lost parcel whose refund goes to the specialist is settled with it: not reshipped)
+            settled = [i for i in casework.settled_by_escalation(scenario) if i not in state.solved_intents]
+            state.solved_intents.extend(settled)
         missing = missing_facts(scenario, state, list(scenario.expected.escalate_intents))
         if missing:  # the specialist needs them too; closing now is charged as half done
             turn.notes.append(f"escalated before gathering {', '.join(map(fact_label, missing))}")

@@ -376,3 +376,15 @@ def test_a_failed_checkout_is_for_the_product_its_words_name_and_failed_lately()
         order = scenario.records.order(declined[0].order_id)
         assert order.items[0].product == named["payment_failure"], seed
         assert days_before_today(declined[0].date) <= 3 or "charge_date" not in scenario.facts_by_name, seed
+
+
+def test_escalating_the_refund_of_a_lost_parcel_above_the_cap_settles_the_parcel():
+    """Audit round 53: the parcel whose money the customer wants back is not reshipped; when that
+    refund is above the cap, its escalation settles the parcel too (no question left about it)."""
+    seed = _ticket(lambda sc: bool(casework.settled_by_escalation(sc)))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    assert not any(r.tool == "reship_order" for r in casework.remedies(scenario))
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    step(scenario, state, Action("assign_department", department=scenario.expected.department))
+    step(scenario, state, Action("escalate_to_human", text="I'm sorry: the refund is above the cap I can approve."))
+    assert "lost_package" in state.solved_intents
