@@ -156,30 +156,30 @@ def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     records = scenario.records
     found = [r for r in (_remedy(scenario, records, i.issue_id) for i in scenario.intents) if r is not None]
-    # A refund of an order settles it: a parcel the customer wants its money back for is not also
-    # reshipped, whether the refund is made or, above the cap, escalated.
-    refunded = {r.target for r in found if r.tool == "issue_refund" and r.issue == "refund_request"}
-    if "refund_request" in over_the_cap(scenario):
-        refunded.add(scenario.facts_by_name.get("order_id", ""))
-    return tuple(r for r in found if not (r.tool == "reship_order" and r.target in refunded))
+    if _money_back_for_the_parcel(scenario):  # (the refund settles it, made or escalated: no reship too)
+        found = [r for r in found if r.tool != "reship_order"]
+    return tuple(found)
+
+
+def _money_back_for_the_parcel(scenario: Scenario) -> bool:
+    """The customer wants its money back for the lost parcel: a refund request of the same order
+    (content.ONE_ORDER_PAIRS), which settles the parcel whether the refund is made or, above the
+    cap, escalated; the parcel is not also reshipped."""
+    return {"lost_package", "refund_request"} <= {i.issue_id for i in scenario.intents}
 
 
 def settled_by_escalation(scenario: Scenario) -> tuple[str, ...]:
-    """The issues the escalation of a refund above the cap settles: the lost parcel the customer
-    wants that money back for (it is not reshipped; the specialist decides the refund)."""
-    if "refund_request" not in over_the_cap(scenario):
-        return ()
-    ids = [i.issue_id for i in scenario.intents]
-    return ("lost_package",) if "lost_package" in ids and "lost_package" in scenario.expected.solvable else ()
+    """The issues the escalation of a refund above the cap settles: the lost parcel it is for."""
+    escalated = "refund_request" in over_the_cap(scenario)
+    return ("lost_package",) if escalated and _money_back_for_the_parcel(scenario) else ()
 
 
 def settled_by(scenario: Scenario, issue: str) -> Remedy | None:
     """The change made for another issue that settles this one: the refund of a lost parcel the
     customer wants its money back for (telling that refund answers the parcel too)."""
-    if issue != "lost_package" or remedy_for(scenario, issue) is not None:
+    if issue != "lost_package" or not _money_back_for_the_parcel(scenario):
         return None
-    order_id = scenario.facts_by_name.get("order_id", "")
-    return next((r for r in remedies(scenario) if r.issue == "refund_request" and r.target == order_id), None)
+    return remedy_for(scenario, "refund_request")
 
 
 def identity_proofs(records: SystemOfRecord) -> dict[str, str]:

@@ -753,6 +753,25 @@ def _draw_family(
     return family
 
 
+# How many days ago (a range) a charge the records show was made, where the customer's charge date
+# must be recent: an authorisation that has not dropped yet is days old, not months; a checkout
+# that keeps failing failed lately; a plan's renewal the customer wants to stop was charged lately.
+_RECENT_CHARGE_DAYS = {"pending_authorisation": (1, 4), "payment_failure": (0, 3), "subscription_cancel": (2, 28)}
+
+
+def _date_the_charge_lately(
+    intents: tuple[IssueType, ...], family: str, facts: dict[str, str], rng: random.Random
+) -> None:
+    """Redraw the expert ticket's charge date as recent where its records need it (_RECENT_CHARGE_DAYS:
+    by the judgement family, else by the issue the charge date belongs to)."""
+    from supportenv.world.system_of_record import iso_days_ago
+
+    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    days = _RECENT_CHARGE_DAYS.get(family) or _RECENT_CHARGE_DAYS.get(owner)
+    if days:
+        facts["charge_date"] = iso_days_ago(rng.randrange(*days))
+
+
 def _needs_verifying(
     intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant, family: str = ""
 ) -> bool:
@@ -847,19 +866,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         # (drawn from a generator of its own, so that it changes no other draw)
         family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
         family = _draw_family(split, intents, tier, facts, policy, family_rng)
-        if family == "pending_authorisation" and "charge_date" in facts:
-            # An authorisation that has not dropped yet is days old, not months.
-            from supportenv.world.system_of_record import iso_days_ago
-
-            facts["charge_date"] = iso_days_ago(family_rng.randrange(1, 4))
-        owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
-        if owner in ("payment_failure", "subscription_cancel") and "charge_date" in facts:
-            # A checkout that keeps failing failed lately, and a plan's renewal the customer wants to
-            # stop was charged lately, as the records show them (not months ago).
-            from supportenv.world.system_of_record import iso_days_ago
-
-            days = (0, 3) if owner == "payment_failure" else (2, 28)
-            facts["charge_date"] = iso_days_ago(family_rng.randrange(*days))
+        if "charge_date" in facts:
+            _date_the_charge_lately(intents, family, facts, family_rng)
         _add_identity_proofs(intents, facts, tier, policy, rng, family)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
