@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test proto lint bench soak train clean help
+.PHONY: run test proto lint bench soak soak-wide train clean help
 
 help:
 	@echo "make run    - play the rule baseline on every task through both services, print scores"
@@ -16,6 +16,7 @@ help:
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks in benchmarks/: medians of BENCH_REPEAT=3 runs (BENCH_JSON=PATH also writes JSON)"
 	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
+	@echo "make soak-wide - the same with 1,000 episodes in flight, half on Session streams, 32 shared channels"
 	@echo "make train  - train a policy from the reward (5 seeds, 2 workers); writes docs/learning_curve.{png,json}"
 
 $(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
@@ -48,6 +49,15 @@ SOAK_SECONDS ?= 60
 
 soak: $(STAMP)
 	$(PY) benchmarks/soak.py --clients $(SOAK_CLIENTS) --seconds $(SOAK_SECONDS) $(if $(SOAK_JSON),--json $(SOAK_JSON))
+
+# 1,000 episodes in flight at once, half of them on Session streams, the clients sharing 32
+# channels per service (as one process running that many would); SOAK_KILL_AFTER=S also
+# kills one env replica S seconds in, and the run must still lose nothing.
+WIDE_CLIENTS ?= 1000
+
+soak-wide: $(STAMP)
+	$(PY) benchmarks/soak.py --clients $(WIDE_CLIENTS) --sessions 0.5 --channels 32 --seconds $(SOAK_SECONDS) \
+		$(if $(SOAK_KILL_AFTER),--kill-replica-after $(SOAK_KILL_AFTER)) $(if $(SOAK_JSON),--json $(SOAK_JSON))
 
 # Learnability: REINFORCE with a value baseline on SupportEnvFeatures-v0, trained on `train`, curves on
 # `validation`, final scores on held-out `test` (training/). About 8 minutes on 2 cores.

@@ -1,26 +1,36 @@
 """Soak: a bounded load against two env replicas and the grader, checked for errors,
 losses and memory growth.
 
-    python benchmarks/soak.py [--clients 64] [--seconds 60] [--json PATH]
+    python benchmarks/soak.py [--clients 64] [--seconds 60] [--sessions 0.5] [--channels 32]
+                              [--kill-replica-after S] [--json PATH]
 
 Starts two env_service replicas (separate processes sharing one fresh token key) and one
-grader_service, all on loopback ports, and stops them at the end. Every client has its own
-channel to both replicas (client-side round_robin over `ipv4:127.0.0.1:P1,127.0.0.1:P2`, so
-consecutive steps of one episode land on different replicas) and to the grader, and loops:
-reset, play a full hard-task episode with the expert's actions, grade the trajectory. Every
-reward and grade is compared with the library's own, computed in this process beforehand.
+grader_service, all on loopback ports, and stops them at the end. Channels balance calls
+over both replicas themselves (client-side round_robin over `ipv4:127.0.0.1:P1,127.0.0.1:P2`,
+so consecutive steps of one episode land on different replicas). Every client loops: reset,
+play a full hard-task episode with the expert's actions, grade the trajectory; so `--clients`
+episodes are in flight at once. A `--sessions` share of the clients play over a Session
+stream (SessionClient, resuming a lost stream from its last token), the rest over unary
+calls. By default every client has its own channels; `--channels N` makes the clients share
+N channels per service, as a process running a thousand episodes would. Every reward and
+grade is compared with the library's own, computed in this process beforehand.
+
+`--kill-replica-after S` kills (SIGKILL) the first env replica S seconds into the measured
+load: the episodes in flight on it must carry on on the other replica, none lost.
 
 After `--seconds` no client starts a new episode; those in progress finish (at most
 `--drain` seconds more). The run fails (exit 1) on any error, any episode or grade started
 and never finished, any reward or grade differing from the library's, a server that does
-not stop cleanly, or server memory (RSS of every server process, workers included) growing
-by more than `--max-growth-mb` between the end of the warm-up and the end of the load.
+not stop cleanly (the killed one aside), or server memory (RSS of every surviving server
+process, workers included) growing by more than `--max-growth-mb` between the end of the
+warm-up and the end of the load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import secrets
@@ -32,6 +42,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import grpc
+
 from baseline_agent.embedded import ServiceProcess, start_service
 from benchmarks.bench_throughput import rss_mb
 from supportenv import expert
@@ -40,7 +52,7 @@ from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.v1 import convert
 from supportenv.v1 import types_pb2 as pb
-from supportenv.v1.client import AsyncEnvClient, AsyncGraderClient
+from supportenv.v1.client import CHANNEL_OPTIONS, AsyncEnvClient, AsyncGraderClient, SessionClient
 
 TASK = "end_to_end_resolution"
 SPLIT = "train"
@@ -82,57 +94,97 @@ class Tally:
     steps: int = 0
     errors: int = 0
     mismatches: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0  # episodes started and not yet finished, at most at once
+    streams_resumed: int = 0
     messages: list[str] = field(default_factory=list)
-    latencies: list[float] = field(default_factory=list)
+    latencies: dict[str, list[float]] = field(default_factory=lambda: {"unary": [], "session": []})
 
     def error(self, text: str) -> None:
         self.errors += 1
         if len(self.messages) < 10:
             self.messages.append(text)
 
+    def start_episode(self) -> None:
+        self.episodes_started += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+
+class Channels:
+    """Where clients get their channels: each its own (count 0), or one of `count` shared ones."""
+
+    def __init__(self, env_target: str, grader_addr: str, count: int) -> None:
+        self.env_target, self.grader_addr = env_target, grader_addr
+        self._shared = [
+            (grpc.aio.insecure_channel(env_target, options=CHANNEL_OPTIONS), grpc.aio.insecure_channel(grader_addr))
+            for _ in range(count)
+        ]
+        self._next = itertools.cycle(self._shared) if self._shared else None
+
+    def clients(self, session: bool) -> tuple[AsyncEnvClient | SessionClient, AsyncGraderClient]:
+        env_channel, grader_channel = next(self._next) if self._next else (None, None)
+        if session:
+            env = SessionClient(self.env_target, timeout=RPC_TIMEOUT_S, channel=env_channel)
+        else:
+            env = AsyncEnvClient(self.env_target, timeout=RPC_TIMEOUT_S, channel=env_channel)
+        return env, AsyncGraderClient(self.grader_addr, timeout=RPC_TIMEOUT_S, channel=grader_channel)
+
+    async def close(self) -> None:
+        for env_channel, grader_channel in self._shared:
+            await env_channel.close()
+            await grader_channel.close()
+
 
 async def client(
-    index: int, clients: int, env_target: str, grader_addr: str, episodes: list[Planned], stop_at: float, tally: Tally
+    index: int, clients: int, session: bool, channels: Channels, episodes: list[Planned], stop_at: float, tally: Tally
 ) -> None:
     """One client: episode after episode until `stop_at`, every one graded."""
-    async with (
-        AsyncEnvClient(env_target, timeout=RPC_TIMEOUT_S) as env,
-        AsyncGraderClient(grader_addr, timeout=RPC_TIMEOUT_S) as grader,
-    ):
+    env, grader = channels.clients(session)
+    kind = "session" if session else "unary"
+    try:
         n = index
         while time.monotonic() < stop_at:
             planned = episodes[n % len(episodes)]
             n += clients
-            tally.episodes_started += 1
+            tally.start_episode()
             try:
                 await env.reset(TASK, SPLIT, planned.seed)
                 rewards = []
                 for action in planned.actions:
                     t0 = time.perf_counter()
                     _, reward, _, _, _ = await env.step(action)
-                    tally.latencies.append(time.perf_counter() - t0)
+                    tally.latencies[kind].append(time.perf_counter() - t0)
                     tally.steps += 1
                     rewards.append(reward)
                 tally.episodes_completed += 1
+                tally.in_flight -= 1
                 tally.grades_started += 1
                 grade = await grader.grade(TASK, SPLIT, planned.seed, planned.actions)
                 tally.grades_completed += 1
             except Exception as exc:  # counted and reported; the client goes on
-                tally.error(f"client {index} seed {planned.seed}: {type(exc).__name__}: {exc}")
+                tally.error(f"client {index} ({kind}) seed {planned.seed}: {type(exc).__name__}: {exc}")
                 continue
             if rewards != planned.rewards or grade.score != planned.score:
                 tally.mismatches += 1
                 tally.error(f"client {index} seed {planned.seed}: rewards or grade differ from the library's")
+    finally:
+        if session:
+            tally.streams_resumed += env.resumed
+        await env.close()
+        await grader.close()
 
 
 async def load(
-    clients: int, seconds: float, drain: float, env_target: str, grader_addr: str, episodes: list[Planned]
+    clients: int, sessions: float, seconds: float, drain: float, channels: Channels, episodes: list[Planned]
 ) -> Tally:
-    """`clients` clients for `seconds`; the episodes in progress then get `drain` seconds to end."""
+    """`clients` clients for `seconds` (the first `sessions` share of them on Session streams);
+    the episodes in progress then get `drain` seconds to end."""
     tally = Tally()
     stop_at = time.monotonic() + seconds
+    on_streams = round(clients * sessions)
     tasks = [
-        asyncio.ensure_future(client(i, clients, env_target, grader_addr, episodes, stop_at, tally))
+        asyncio.ensure_future(client(i, clients, i < on_streams, channels, episodes, stop_at, tally))
         for i in range(clients)
     ]
     done, pending = await asyncio.wait(tasks, timeout=seconds + drain)
@@ -161,16 +213,23 @@ def percentile_ms(samples: list[float], q: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default 64)")
+    parser.add_argument("--clients", type=int, default=64, help="concurrent clients, one episode each (default 64)")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured load (default 60)")
     parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured load before it (default 5)")
     parser.add_argument("--drain", type=float, default=30.0, help="time the last episodes get to finish")
     parser.add_argument("--workers", type=int, default=1, help="worker processes per env replica (default 1)")
+    parser.add_argument("--sessions", type=float, default=0.0, help="share of clients on Session streams (0-1)")
+    parser.add_argument("--channels", type=int, default=0, help="channels shared by the clients (0: one each)")
+    parser.add_argument("--kill-replica-after", type=float, metavar="S", help="SIGKILL env-1 S seconds into the load")
     parser.add_argument("--max-growth-mb", type=float, default=10.0, help="allowed server memory growth")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     if args.clients < 1 or args.seconds <= 0 or args.warmup < 0 or args.workers < 1:
         parser.error("--clients and --workers must be at least 1, --seconds positive, --warmup not negative")
+    if not 0 <= args.sessions <= 1 or args.channels < 0:
+        parser.error("--sessions must be between 0 and 1, --channels not negative")
+    if args.kill_replica_after is not None and not 0 <= args.kill_replica_after < args.seconds:
+        parser.error("--kill-replica-after must fall within --seconds")
 
     episodes = plan(POOL)
     key = secrets.token_hex(32)
@@ -180,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
         "SUPPORTENV_LOG_LEVEL": "WARNING",
     }
     servers: dict[str, ServiceProcess] = {}
+    killed: set[str] = set()
+
+    def kill(name: str) -> None:
+        servers[name].process.kill()
+        killed.add(name)
+
     try:
         servers["env-1"] = start_service("env_service", env_settings)
         servers["env-2"] = start_service("env_service", env_settings)
@@ -189,38 +254,57 @@ def main(argv: list[str] | None = None) -> int:
         rss_idle = memory(servers)
 
         async def run() -> tuple[Tally, Tally, dict[str, float], float]:
-            warm = Tally()
-            if args.warmup:
-                warm = await load(args.clients, args.warmup, args.drain, env_target, grader_addr, episodes)
-            before = memory(servers)
-            start = time.monotonic()
-            tally = await load(args.clients, args.seconds, args.drain, env_target, grader_addr, episodes)
-            return warm, tally, before, time.monotonic() - start
+            channels = Channels(env_target, grader_addr, args.channels)  # in this loop: aio channels belong to one
+            try:
+                warm = Tally()
+                if args.warmup:
+                    warm = await load(args.clients, args.sessions, args.warmup, args.drain, channels, episodes)
+                before = memory(servers)
+                start = time.monotonic()
+                if args.kill_replica_after is not None:
+                    asyncio.get_running_loop().call_later(args.kill_replica_after, kill, "env-1")
+                tally = await load(args.clients, args.sessions, args.seconds, args.drain, channels, episodes)
+                return warm, tally, before, time.monotonic() - start
+            finally:
+                await channels.close()
 
         warm, tally, rss_before, elapsed = asyncio.run(run())
-        rss_after = memory(servers)
+        rss_after = memory({name: service for name, service in servers.items() if name not in killed})
     finally:
         exit_codes = {name: service.stop() for name, service in servers.items()}
 
-    growth = sum(rss_after.values()) - sum(rss_before.values())
+    growth = sum(rss_after.values()) - sum(rss_before[name] for name in rss_after)
     lost_episodes = tally.episodes_started - tally.episodes_completed
     lost_grades = tally.episodes_completed - tally.grades_completed  # every finished episode is graded
+    latencies = [*tally.latencies["unary"], *tally.latencies["session"]]
+    on_streams = round(args.clients * args.sessions)
     figures = {
         "clients": args.clients,
+        "session_clients": on_streams,
+        "unary_clients": args.clients - on_streams,
+        "shared_channels": args.channels,
         "seconds": args.seconds,
         "elapsed_s": round(elapsed, 2),
         "env_replicas": 2,
         "workers_per_replica": args.workers,
+        "killed": sorted(killed),
         "episodes_completed": tally.episodes_completed,
+        "max_episodes_in_flight": tally.max_in_flight,
         "grades_completed": tally.grades_completed,
         "steps": tally.steps,
         "steps_per_s": round(tally.steps / elapsed, 1),
+        "streams_resumed": tally.streams_resumed,
         "errors": tally.errors,
         "mismatches": tally.mismatches,
         "lost_episodes": lost_episodes,
         "lost_grades": lost_grades,
-        "step_p50_ms": round(percentile_ms(tally.latencies, 50), 2),
-        "step_p99_ms": round(percentile_ms(tally.latencies, 99), 2),
+        "step_p50_ms": round(percentile_ms(latencies, 50), 2),
+        "step_p99_ms": round(percentile_ms(latencies, 99), 2),
+        **{
+            f"{kind}_step_p{q}_ms": round(percentile_ms(samples, q), 2)
+            for kind, samples in tally.latencies.items()
+            for q in (50, 99)
+        },
         "rss_idle_mb": rss_idle,
         "rss_before_mb": rss_before,
         "rss_after_mb": rss_after,
@@ -239,26 +323,38 @@ def main(argv: list[str] | None = None) -> int:
         failures.append(f"{lost_episodes} episodes and {lost_grades} grades lost")
     if growth > args.max_growth_mb:
         failures.append(f"server memory grew by {growth:.1f} MB (limit {args.max_growth_mb:g} MB)")
-    if any(code != 0 for code in exit_codes.values()):
+    if any(code != 0 for name, code in exit_codes.items() if name not in killed):
         failures.append(f"a server did not stop cleanly: {exit_codes}")
     figures["passed"] = not failures
 
+    mix = f"{args.clients - on_streams} unary + {on_streams} Session" if on_streams else "unary"
+    shared = f"{args.channels} shared channels" if args.channels else "a channel each"
     print(
-        f"soak: {args.clients} clients x {args.seconds:g}s (after a {args.warmup:g}s warm-up) against 2 env "
-        f"replicas ({args.workers} worker(s) each, round_robin) and 1 grader, loopback, {os.cpu_count()} CPUs"
+        f"soak: {args.clients} clients ({mix}, {shared}) x {args.seconds:g}s (after a {args.warmup:g}s warm-up) "
+        f"against 2 env replicas ({args.workers} worker(s) each, round_robin) and 1 grader, loopback, "
+        f"{os.cpu_count()} CPUs"
     )
+    if killed:
+        print(f"  killed               env-1 (SIGKILL) {args.kill_replica_after:g}s into the load")
     print(f"  episodes completed   {tally.episodes_completed:>10,}   ({tally.episodes_completed / elapsed:,.1f}/s)")
+    print(f"  episodes in flight   {tally.max_in_flight:>10,}   (most at once)")
     print(f"  grades completed     {tally.grades_completed:>10,}")
     print(f"  steps                {tally.steps:>10,}   ({tally.steps / elapsed:,.1f}/s)")
     print(f"  errors               {tally.errors:>10,}   (of which rewards/grades differing: {tally.mismatches})")
     print(f"  lost episodes/grades {lost_episodes:>10,} / {lost_grades:,}")
+    if on_streams:
+        print(f"  streams resumed      {tally.streams_resumed:>10,}")
     print(f"  step latency         p50 {figures['step_p50_ms']:.2f} ms   p99 {figures['step_p99_ms']:.2f} ms")
+    for kind, samples in tally.latencies.items():
+        if samples and on_streams:
+            p50, p99 = figures[f"{kind}_step_p50_ms"], figures[f"{kind}_step_p99_ms"]
+            print(f"    {kind:<8}           p50 {p50:.2f} ms   p99 {p99:.2f} ms")
     for name in rss_before:
+        after = f"{rss_after[name]:7.1f} MB" if name in rss_after else " killed"
         print(
-            f"  rss {name:<8}         idle {rss_idle[name]:7.1f} MB   before {rss_before[name]:7.1f} MB   "
-            f"after {rss_after[name]:7.1f} MB"
+            f"  rss {name:<8}         idle {rss_idle[name]:7.1f} MB   before {rss_before[name]:7.1f} MB   after {after}"
         )
-    print(f"  rss growth (all)     {growth:+10.1f} MB   (limit {args.max_growth_mb:g} MB)")
+    print(f"  rss growth (live)    {growth:+10.1f} MB   (limit {args.max_growth_mb:g} MB)")
     print(f"  server exit codes    {exit_codes}")
     for message in warm.messages + tally.messages:
         print(f"  error: {message}", file=sys.stderr)

@@ -16,6 +16,7 @@ import logging
 import sys
 
 from env_service.live import cache_size_from_env
+from env_service.sessions import session_limits_from_env
 from env_service.tokens import TokenCodec, load_key
 from env_service.worker import NAME, register, worker
 from supportenv.v1.keys import load_world_key
@@ -27,16 +28,16 @@ DEFAULT_PORT = 50051
 
 def main(argv: list[str] | None = None) -> int:
     args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv, workers=True)
-    cache_size = cache_size_from_env()
+    cache_size, session_limits = cache_size_from_env(), session_limits_from_env()
     if args.workers > 1:
         logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
         key, world_key = load_key(), load_world_key(NAME)  # once, so every worker signs with the same key
-        worker_args = (key, world_key, cache_size, args.log_level)
+        worker_args = (key, world_key, cache_size, session_limits, args.log_level)
         return run_workers(NAME, args.host, args.port, args.workers, worker, worker_args)
 
     async def start() -> None:
         codec = TokenCodec(load_key(), world_key=load_world_key(NAME))
-        await serve(NAME, args.host, args.port, register(codec, cache_size))
+        await serve(NAME, args.host, args.port, register(codec, cache_size, session_limits))
 
     return run(NAME, start, args.log_level)
 

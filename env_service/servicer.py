@@ -3,10 +3,12 @@
 Unary and batched calls need no episode kept between calls: everything comes in, and
 goes back out, inside the signed state token (LiveStates only spares the replay of the
 tokens this worker issued last). A Session stream keeps its one episode in the stream
-handler's local variables, so it dies with the stream."""
+handler's local variables, so it dies with the stream; SessionLimits bound how long a
+stream may sit idle and how many may be open."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -16,6 +18,7 @@ from typing import Any
 import grpc
 
 from env_service.live import LiveStates
+from env_service.sessions import SessionLimits
 from env_service.tokens import TokenCodec
 from supportenv.actions import Action, validate
 from supportenv.episode import EpisodeState, advance
@@ -69,8 +72,12 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     sends bytes as they are; called in process, e.g. `await servicer.Step(request, None)`, such
     a handler returns the bytes, which parse with the response message's FromString."""
 
-    def __init__(self, codec: TokenCodec, live: LiveStates | None = None) -> None:
+    def __init__(
+        self, codec: TokenCodec, live: LiveStates | None = None, session_limits: SessionLimits | None = None
+    ) -> None:
         self._codec = codec
+        self._limits = SessionLimits() if session_limits is None else session_limits
+        self._open_sessions = 0  # Session streams this worker serves now (one event loop: no lock)
         self._world_key = codec.world_key  # the world the codec's tokens replay in is the one we generate
         self._live = LiveStates() if live is None else live
         self._worker = f"{socket.gethostname()}:{os.getpid()}"
@@ -205,35 +212,60 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     async def Session(  # noqa: N802
         self, request_iterator: AsyncIterator[env_pb2.SessionRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[env_pb2.SessionResponse]:
+        if self._open_sessions >= self._limits.max_open:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._limits.full_message())
+        self._open_sessions += 1
         scenario: Scenario | None = None
         state: EpisodeState | None = None
-        async for request in request_iterator:
-            await refuse_unparsable(request, context)
-            try:
-                kind = request.WhichOneof("kind")
-                if kind == "reset":
-                    scenario, state = self._start(request.reset)
-                    token = self._token(state) if request.want_token else b""
-                    response = codec.present(codec.SESSION_RESET, codec.reset_response(scenario, state, token))
-                elif kind is None:
-                    raise InvalidRequestError("a SessionRequest needs one of reset, step or state")
-                elif scenario is None or state is None:
-                    raise NoEpisodeError("this session has no episode yet: send a reset first")
-                elif kind == "step":
-                    autoreset = self._check_next_episode(request)
-                    reward, breakdown = self._advance(scenario, state, request.step)
-                    token = self._token(state) if request.want_token else b""
-                    stepped, following = (scenario, state), b""
-                    if autoreset and state.done:
-                        scenario, state = self._start(request.next_episode)
-                        following = codec.reset_response(
-                            scenario, state, self._token(state) if request.want_token else b""
-                        )
-                    reply = codec.step_response(*stepped, reward, breakdown, token, following)
-                    response = codec.present(codec.SESSION_STEP, reply)
-                else:
-                    public = codec.episode_state(scenario, state)
-                    response = env_pb2.SessionResponse(state=env_pb2.StateResponse(state=public))
-            except Exception as exc:
-                await abort_for_error(exc, context)
-            yield response
+        clock, idle_s = asyncio.get_running_loop().time, self._limits.idle_s
+        try:
+            # Armed only while waiting for the client's next request: work and replies are not idleness.
+            async with asyncio.timeout(idle_s) as idle:
+                async for request in request_iterator:
+                    idle.reschedule(None)
+                    await refuse_unparsable(request, context)
+                    try:
+                        kind = request.WhichOneof("kind")
+                        if kind == "reset":
+                            scenario, state = self._start(request.reset)
+                            token = self._token(state) if request.want_token else b""
+                            response = codec.present(codec.SESSION_RESET, codec.reset_response(scenario, state, token))
+                        elif kind == "resume":
+                            state = self._open(request.resume)
+                            scenario = generate(state.task_id, state.split, state.seed, self._world_key)
+                            response = self._session_state(scenario, state)
+                        elif kind is None:
+                            raise InvalidRequestError("a SessionRequest needs one of reset, step, state or resume")
+                        elif scenario is None or state is None:
+                            raise NoEpisodeError("this session has no episode yet: send a reset (or a resume) first")
+                        elif kind == "step":
+                            response, scenario, state = self._session_step(request, scenario, state)
+                        else:
+                            response = self._session_state(scenario, state)
+                    except Exception as exc:
+                        await abort_for_error(exc, context)
+                    yield response
+                    idle.reschedule(clock() + idle_s)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, self._limits.idle_message())
+        finally:
+            self._open_sessions -= 1
+
+    def _session_step(
+        self, request: env_pb2.SessionRequest, scenario: Scenario, state: EpisodeState
+    ) -> tuple[Any, Scenario, EpisodeState]:
+        """A Session step's encoded response, and the stream's episode after it (the next one
+        when the step ended it and the request asked for an autoreset)."""
+        autoreset = self._check_next_episode(request)
+        reward, breakdown = self._advance(scenario, state, request.step)
+        token = self._token(state) if request.want_token else b""
+        stepped, following = (scenario, state), b""
+        if autoreset and state.done:
+            scenario, state = self._start(request.next_episode)
+            following = codec.reset_response(scenario, state, self._token(state) if request.want_token else b"")
+        reply = codec.step_response(*stepped, reward, breakdown, token, following)
+        return codec.present(codec.SESSION_STEP, reply), scenario, state
+
+    @staticmethod
+    def _session_state(scenario: Scenario, state: EpisodeState) -> env_pb2.SessionResponse:
+        return env_pb2.SessionResponse(state=env_pb2.StateResponse(state=codec.episode_state(scenario, state)))

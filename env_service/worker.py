@@ -12,6 +12,7 @@ import grpc
 
 from env_service.live import LiveStates
 from env_service.servicer import EnvServicer
+from env_service.sessions import SessionLimits
 from env_service.tokens import TokenCodec
 from supportenv.v1 import env_pb2, env_pb2_grpc
 from supportenv.v1.event_loop import run_event_loop
@@ -20,9 +21,11 @@ from supportenv.v1.server import serve
 NAME = "env_service"
 
 
-def register(codec: TokenCodec, cache_size: int) -> Callable[[grpc.aio.Server], list[str]]:
+def register(
+    codec: TokenCodec, cache_size: int, session_limits: SessionLimits
+) -> Callable[[grpc.aio.Server], list[str]]:
     def add(server: grpc.aio.Server) -> list[str]:
-        servicer = EnvServicer(codec, LiveStates(cache_size))
+        servicer = EnvServicer(codec, LiveStates(cache_size), session_limits)
         env_pb2_grpc.add_EnvServiceServicer_to_server(servicer, server)
         return [env_pb2.DESCRIPTOR.services_by_name["EnvService"].full_name]
 
@@ -33,6 +36,7 @@ def worker(
     key: bytes,
     world_key: bytes | None,
     cache_size: int,
+    session_limits: SessionLimits,
     log_level: str,
     host: str,
     port: int,
@@ -42,5 +46,5 @@ def worker(
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {NAME} %(levelname)s %(message)s"
     )
-    add = register(TokenCodec(key, world_key=world_key), cache_size)
+    add = register(TokenCodec(key, world_key=world_key), cache_size, session_limits)
     run_event_loop(serve(NAME, host, port, add, on_ready=lambda _port: ready.put(os.getpid())))

@@ -606,6 +606,16 @@ CASES: dict[str, Case] = {
         EXHAUSTED,
         limit="MAX_MESSAGE_BYTES",
     ),
+    **{
+        f"Session/resume-token-{name}": Case(
+            "Session",
+            lambda w, bad=bad: session(env_pb2.SessionRequest(resume=bad(w))),
+            INVALID,
+            "state_token",
+            "MAX_TOKEN_BYTES" if name == "over-max-token-bytes" else "",
+        )
+        for name, bad in BAD_TOKENS.items()
+    },
     "Session/garbage-bytes-first": Case("Session", lambda w: [GARBAGE], INVALID, "malformed request"),
     "Session/garbage-bytes-after-reset": Case(
         "Session", lambda w: [s_reset().SerializeToString(), GARBAGE], INVALID, "malformed request"

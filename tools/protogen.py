@@ -36,7 +36,9 @@ def generate(out_dir: Path) -> list[Path]:
     ]
     if protoc.main(args) != 0:
         raise RuntimeError(f"protoc failed for {files}")
-    return sorted(p for p in out_dir.rglob("*_pb2*.py*"))
+    # What protoc wrote for our protos only (out_dir may hold other packages' *_pb2 files, e.g. a venv).
+    stems = [out_dir / Path(name).with_suffix("") for name in files]
+    return sorted(Path(f"{stem}{suffix}") for stem in stems for suffix in ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
 
 
 def main(argv: list[str] | None = None) -> int:

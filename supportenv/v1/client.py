@@ -10,7 +10,7 @@
 - `VectorEnvClient`: N episodes stepped together with one StepBatch per step, resetting
   finished episodes automatically (gymnasium's vector-env convention).
 - `SessionClient` (asyncio): one bidirectional Session stream; the episode lives in the
-  stream, so no token travels.
+  stream. It also keeps the episode's last token, so a lost stream resumes in a new one.
 
 Actions may be `supportenv.Action` objects, dicts ({"action_type": ...}) or bare kinds;
 observations come back as the library's `Observation`. A tool call (tasks whose
@@ -25,6 +25,7 @@ what the benchmarks time, on channels opened with their own `options`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -117,20 +118,26 @@ def step_result(reply: env_pb2.StepResponse, briefing: Briefing | None = None) -
 class _Client:
     """A channel to one service, the bare generated `stub` on it, and the SDK's policy for
     unary calls: a deadline on every call, and with_retries. `wait_for_ready`: a call waits
-    (up to its deadline) for a service not reachable yet instead of failing at once."""
+    (up to its deadline) for a service not reachable yet instead of failing at once.
+    `channel`: an open channel (of the client's kind, sync or asyncio) to share among many
+    clients, left open when the client closes; otherwise the client opens its own to `address`."""
 
     _open_channel: Callable[..., Any] = staticmethod(grpc.insecure_channel)
     _stub_type: Callable[[Any], Any]
 
     def __init__(
         self,
-        address: str,
+        address: str = "",
         timeout: float = DEFAULT_TIMEOUT_S,
         retries: int = RETRIES,
         options: ChannelOptions = CHANNEL_OPTIONS,
         wait_for_ready: bool = False,
+        channel: Any = None,
     ) -> None:
-        self._channel = self._open_channel(address, options=options)
+        if channel is None and not address:
+            raise ValueError(f"{type(self).__name__} needs an address or an open channel")
+        self._own_channel = channel is None
+        self._channel = self._open_channel(address, options=options) if channel is None else channel
         self.stub = self._stub_type(self._channel)
         self.timeout, self.retries, self.wait_for_ready = timeout, retries, wait_for_ready
 
@@ -146,7 +153,8 @@ class _SyncClient(_Client):
         self.close()
 
     def close(self) -> None:
-        self._channel.close()
+        if self._own_channel:
+            self._channel.close()
 
     def _call(self, method: Callable[..., T], request: Any) -> T:
         return with_retries(self._attempt(method, request), self.retries)
@@ -162,7 +170,8 @@ class _AsyncClient(_Client):
         await self.close()
 
     async def close(self) -> None:
-        await self._channel.close()
+        if self._own_channel:
+            await self._channel.close()
 
     async def _call(self, method: Callable[..., Any], request: Any) -> Any:
         return await with_retries_async(self._attempt(method, request), self.retries)
@@ -412,14 +421,67 @@ class VectorEnvClient:
         return observations, rewards, terminated, truncated, infos
 
 
-class SessionClient:
-    """One Session stream (asyncio): reset and step without tokens on the wire."""
+# A Session stream that ended with one of these lost its episode, not the request: the
+# request goes again on a new stream. INTERNAL: a write on a connection that died (the
+# services themselves never answer INTERNAL). RESOURCE_EXHAUSTED only on a new stream's first
+# exchange, where it is the worker's cap of open streams (a later one is an oversized request).
+STREAM_LOST = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.INTERNAL,
+)
 
-    def __init__(self, address: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
-        self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+
+def _stream_lost(exc: Exception, fresh: bool) -> bool:
+    if not isinstance(exc, grpc.aio.AioRpcError):
+        return True  # closed without a status, or no reply within the timeout
+    return exc.code() in STREAM_LOST or (fresh and exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
+def _reply_token(reply: env_pb2.SessionResponse) -> bytes:
+    """The token of the stream's episode after this reply ("" for a state reply)."""
+    if reply.HasField("reset"):
+        return reply.reset.state_token
+    if reply.HasField("step"):
+        step = reply.step
+        return step.next_episode.state_token if step.HasField("next_episode") else step.state_token
+    return b""
+
+
+class SessionClient:
+    """One Session stream (asyncio): reset and step without tokens on the wire.
+
+    With `resume` (the default) every reply also brings the episode's signed state token
+    (want_token), and a stream lost mid-episode (its replica gone, the worker shutting down
+    or at its cap of open streams, the stream closed after sitting idle, no reply within
+    `timeout`) is replaced by a new one, which continues the episode from the last token
+    (SessionRequest.resume) and sends the request again: a step the lost stream may have
+    applied is applied again to the same state, with the same result, so no episode is lost
+    and none is changed. Up to `retries` streams per request, with backoff. `resume=False`
+    sends no tokens, and any failure ends the session.
+
+    `channel`: an open grpc.aio channel to share among many sessions (one channel carries
+    many streams; it stays open when the session closes); otherwise the session opens its
+    own to `address`."""
+
+    def __init__(
+        self,
+        address: str = "",
+        timeout: float = DEFAULT_TIMEOUT_S,
+        resume: bool = True,
+        retries: int = RETRIES,
+        channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        if channel is None and not address:
+            raise ValueError("SessionClient needs an address or an open channel")
+        self._own_channel = channel is None
+        self._channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) if channel is None else channel
         self._stub = env_pb2_grpc.EnvServiceStub(self._channel)
         self._call: Any = None
-        self.timeout = timeout
+        self.timeout, self.resume, self.retries = timeout, resume, max(1, retries)
+        self.token = b""  # the episode's last state token (with resume)
+        self.resumed = 0  # episodes resumed in a new stream so far
 
     async def __aenter__(self) -> SessionClient:
         self._call = self._stub.Session()
@@ -430,17 +492,46 @@ class SessionClient:
 
     async def close(self) -> None:
         if self._call is not None:
-            await self._call.done_writing()
+            if not self._call.done():
+                await self._call.done_writing()
             self._call = None
-        await self._channel.close()
+        if self._own_channel:
+            await self._channel.close()
 
-    async def _ask(self, request: env_pb2.SessionRequest) -> env_pb2.SessionResponse:
-        if self._call is None:
-            self._call = self._stub.Session()
-        await self._call.write(request)
+    def _open_call(self) -> Any:
+        """The stream, if it is still open (None before the first request and after it ended)."""
+        return None if self._call is None or self._call.done() else self._call
+
+    async def _exchange(self, request: env_pb2.SessionRequest) -> env_pb2.SessionResponse:
+        if self._open_call() is None:
+            self._call = self._stub.Session()  # a new stream (an ended one has lost its episode)
+        # The stream may have ended already: then the read below raises its status.
+        with contextlib.suppress(asyncio.InvalidStateError, grpc.aio.AioRpcError):
+            await self._call.write(request)
         reply = await asyncio.wait_for(self._call.read(), self.timeout)
         if reply is grpc.aio.EOF:
             raise ConnectionError("the session stream closed")
+        return reply
+
+    async def _ask(self, request: env_pb2.SessionRequest) -> env_pb2.SessionResponse:
+        if not self.resume:
+            return await self._exchange(request)
+        request.want_token = True
+        for attempt in range(self.retries):
+            fresh = self._open_call() is None
+            try:
+                if fresh and self.token and request.WhichOneof("kind") in ("step", "state"):
+                    self.resumed += 1
+                    await self._exchange(env_pb2.SessionRequest(resume=self.token))
+                reply = await self._exchange(request)
+                break
+            except (grpc.aio.AioRpcError, ConnectionError, TimeoutError) as exc:
+                if not _stream_lost(exc, fresh) or attempt == self.retries - 1:
+                    raise
+                self._call.cancel()
+                self._call = None
+                await asyncio.sleep(0.1 * 2**attempt)
+        self.token = _reply_token(reply) or self.token
         return reply
 
     async def reset(

@@ -150,18 +150,20 @@ class StepBatchResponse(_message.Message):
     def __init__(self, responses: _Optional[_Iterable[_Union[StepResponse, _Mapping]]] = ...) -> None: ...
 
 class SessionRequest(_message.Message):
-    __slots__ = ("reset", "step", "state", "want_token", "next_episode")
+    __slots__ = ("reset", "step", "state", "resume", "want_token", "next_episode")
     RESET_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     WANT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NEXT_EPISODE_FIELD_NUMBER: _ClassVar[int]
     reset: ResetRequest
     step: _types_pb2.Action
     state: StateRequest
+    resume: bytes
     want_token: bool
     next_episode: ResetRequest
-    def __init__(self, reset: _Optional[_Union[ResetRequest, _Mapping]] = ..., step: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., state: _Optional[_Union[StateRequest, _Mapping]] = ..., want_token: _Optional[bool] = ..., next_episode: _Optional[_Union[ResetRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, reset: _Optional[_Union[ResetRequest, _Mapping]] = ..., step: _Optional[_Union[_types_pb2.Action, _Mapping]] = ..., state: _Optional[_Union[StateRequest, _Mapping]] = ..., resume: _Optional[bytes] = ..., want_token: _Optional[bool] = ..., next_episode: _Optional[_Union[ResetRequest, _Mapping]] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
     __slots__ = ("reset", "step", "state")

@@ -126,7 +126,10 @@ class EnvServiceServicer:
     def Session(self, request_iterator, context):
         """One long-lived stream for one agent: the episode lives in this stream's memory, so
         requests carry no token; nothing is kept after the stream closes. A bad request ends
-        the stream with the usual status code.
+        the stream with the usual status code. A stream idle for longer than the server's
+        idle timeout ends with DEADLINE_EXCEEDED; a stream opened when the worker already
+        serves its cap of open streams ends at once with RESOURCE_EXHAUSTED. A lost stream's
+        episode goes on in a new one with `resume` and the last token (want_token).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
