@@ -88,17 +88,30 @@ def start_service(
 
 class EmbeddedServices:
     """Both services for the length of a `with` block, sharing a fresh token key and
-    `environment`, settings for both (a world key, say) on top of this process's."""
+    `environment`, settings for both (a world key, say) on top of this process's.
 
-    def __init__(self, environment: dict[str, str] | None = None) -> None:
+    `env_replicas` > 1 starts that many env services on one token key, so any of them can
+    serve any step; `env_target` names them all for a client's round_robin."""
+
+    def __init__(self, environment: dict[str, str] | None = None, env_replicas: int = 1) -> None:
         self.environment = dict(environment or {})
-        self.env: ServiceProcess | None = None
+        self.env_replicas = env_replicas
+        self.envs: list[ServiceProcess] = []
+        self.env: ServiceProcess | None = None  # the first replica
         self.grader: ServiceProcess | None = None
+
+    @property
+    def env_target(self) -> str:
+        """One address for every env replica: `ipv4:HOST:P1,HOST:P2`, or the one address."""
+        addresses = [service.address for service in self.envs]
+        return "ipv4:" + ",".join(addresses) if len(addresses) > 1 else addresses[0]
 
     def __enter__(self) -> EmbeddedServices:
         key = {"SUPPORTENV_TOKEN_KEY": secrets.token_hex(32)}
         try:
-            self.env = start_service("env_service", {**self.environment, **key})
+            for _ in range(self.env_replicas):
+                self.envs.append(start_service("env_service", {**self.environment, **key}))
+            self.env = self.envs[0]
             self.grader = start_service("grader_service", self.environment)
         except BaseException:
             self.__exit__(None, None, None)
@@ -106,6 +119,6 @@ class EmbeddedServices:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for service in (self.grader, self.env):
+        for service in (self.grader, *self.envs):
             if service is not None:
                 service.stop()
