@@ -15,7 +15,6 @@ import re
 import secrets
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -23,7 +22,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-import yaml
 
 from env_service.tokens import KEY_ENV, KEY_FILE_ENV
 from openenv_adapter.health_probe import wait_healthy as wait_http
@@ -32,33 +30,36 @@ from supportenv.episode import advance
 from supportenv.replay import new_episode
 from supportenv.v1 import convert, env_pb2, env_pb2_grpc
 from supportenv.v1.client import GraderClient
-from supportenv.v1.health_probe import wait_healthy
 from supportenv.v1.keys import WORLD_KEY_ENV, WORLD_KEY_FILE_ENV
 from supportenv.world import ticket_id
+from tests.deployment import (
+    ADDR_VARS,
+    COMPOSE,
+    CPU_BUDGET,
+    MEMORY_BUDGET,
+    PORT_VARS,
+    ROOT,
+    SERVICES,
+    WAIT_S,
+    child_env,
+    command,
+    declared_environment,
+    environment,
+    free_ports,
+    memory_bytes,
+    processes_fixture,  # noqa: F401 (the `processes` fixture)
+    run,
+    start,
+    wait_serving,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-SERVICES = COMPOSE["services"]
 # Services without `profiles` are the default stack; a profile's services run instead of it.
 DEFAULT = sorted(name for name, service in SERVICES.items() if not service.get("profiles"))
 PROFILES = sorted({profile for service in SERVICES.values() for profile in service.get("profiles", [])})
-CPU_BUDGET = 2.0
-MEMORY_BUDGET = 8 * 1024**3
-PORT_VARS = {"env": "SUPPORTENV_ENV_PORT", "grader": "SUPPORTENV_GRADER_PORT", "openenv": "SUPPORTENV_OPENENV_PORT"}
-ADDR_VARS = {"env": "SUPPORTENV_ENV_ADDR", "grader": "SUPPORTENV_GRADER_ADDR"}
-WAIT_S = 60  # upper bound for any one child process, so the test can never hang
 OPENENV_WAIT_S = 180  # openenv imports gradio at startup: slow on a busy 2-core machine
 
 
 # --- reading the files ------------------------------------------------------------------
-
-
-def argv(value: str | list) -> list[str]:
-    return shlex.split(value) if isinstance(value, str) else [str(part) for part in value]
-
-
-def command(service: str) -> list[str]:
-    return argv(SERVICES[service]["command"])
 
 
 def healthcheck(service: str) -> list[str]:
@@ -67,27 +68,6 @@ def healthcheck(service: str) -> list[str]:
         return shlex.split(test)
     kind, *rest = test
     return shlex.split(rest[0]) if kind == "CMD-SHELL" else rest
-
-
-def declared_environment(service: str) -> dict[str, str]:
-    """The service's environment as the file writes it, `${...}` and all."""
-    env = SERVICES[service].get("environment") or {}
-    if isinstance(env, list):
-        env = dict(item.split("=", 1) for item in env)
-    return {key: str(value) for key, value in env.items()}
-
-
-_HOST_VARIABLE = re.compile(r"\$\{(\w+)(?::-([^}]*))?\}")
-
-
-def environment(service: str, host: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The service's environment on a host whose environment is `host` (default: nothing set)."""
-    host = host or {}
-
-    def fill(match: re.Match[str]) -> str:
-        return host.get(match.group(1)) or match.group(2) or ""
-
-    return {key: _HOST_VARIABLE.sub(fill, value) for key, value in declared_environment(service).items()}
 
 
 def volumes(service: str) -> dict[str, tuple[str, bool]]:
@@ -104,13 +84,6 @@ def volumes(service: str) -> dict[str, tuple[str, bool]]:
 
 def profile(name: str) -> list[str]:
     return sorted(n for n, service in SERVICES.items() if name in service.get("profiles", []))
-
-
-def memory_bytes(value: str | int) -> int:
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([bkmgt]?)i?b?", str(value).strip().lower())
-    assert match, f"unreadable memory size {value!r}"
-    number, unit = match.groups()
-    return int(float(number) * 1024 ** "bkmgt".index(unit or "b"))
 
 
 def dockerfile_of(service: str) -> str:
@@ -266,26 +239,8 @@ def test_every_module_in_a_command_exists_and_is_copied():
 # --- live: the composed commands as local processes -------------------------------------
 
 
-def local(line: list[str]) -> list[str]:
-    """The image's `python` is this interpreter here."""
-    return [sys.executable if line[0] == "python" else line[0], *line[1:]]
-
-
 def process_env(service: str, host: Mapping[str, str] | None = None, **overrides: str) -> dict[str, str]:
-    env = {**os.environ, **environment(service, host), **overrides, "PYTHONPATH": str(ROOT)}
-    env.pop(KEY_ENV, None)  # so the key really comes from the file
-    return env
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:  # all held open at once, so the ports differ
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+    return child_env({**environment(service, host), **overrides})
 
 
 def with_port(line: list[str], old: str, new: int) -> list[str]:
@@ -300,21 +255,6 @@ def local_address(service: str, value: str, ports: dict[str, int]) -> str:
     host, port = host_port.rsplit(":", 1)
     assert (host, port) == (service, environment(service)[PORT_VARS[service]]), value
     return f"{prefix}/127.0.0.1:{ports[service]}" if prefix else f"127.0.0.1:{ports[service]}"
-
-
-@pytest.fixture
-def processes():
-    """Popen objects the test started; whatever is still running at the end is killed."""
-    started: list[subprocess.Popen] = []
-    yield started
-    for process in started:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=WAIT_S)
-
-
-def run(line: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(local(line), env=env, cwd=ROOT, capture_output=True, text=True, timeout=WAIT_S)
 
 
 def run_keygen(key_file: Path) -> str:
@@ -339,13 +279,9 @@ def test_composed_services_run(tmp_path, processes):
         env = process_env(service, host, **{PORT_VARS[service]: str(port), "SUPPORTENV_HOST": "127.0.0.1"})
         if service == "env":
             env[KEY_FILE_ENV] = str(key_file)
-        with open(tmp_path / f"{name}.log", "w") as log:
-            processes.append(subprocess.Popen(local(command(service)), env=env, cwd=ROOT, stdout=log, stderr=log))
+        start(processes, command(service), env, tmp_path / f"{name}.log")
     for name, port in ports.items():
-        try:
-            wait_healthy(f"127.0.0.1:{port}", timeout=WAIT_S / 2)
-        except TimeoutError as exc:
-            pytest.fail(f"{exc}\n{(tmp_path / f'{name}.log').read_text()}")
+        wait_serving(f"127.0.0.1:{port}", tmp_path / f"{name}.log")
 
     for service in ("env", "grader"):
         line = with_port(healthcheck(service), environment(service)[PORT_VARS[service]], ports[service])
@@ -400,8 +336,7 @@ def test_composed_openenv_service_runs(tmp_path, processes):
     (port,) = free_ports(1)
     env = process_env("openenv", **{PORT_VARS["openenv"]: str(port), "SUPPORTENV_HOST": "127.0.0.1"})
     log = tmp_path / "openenv.log"
-    with open(log, "w") as out:
-        processes.append(subprocess.Popen(local(command("openenv")), env=env, cwd=ROOT, stdout=out, stderr=out))
+    start(processes, command("openenv"), env, log)
     wait_http_healthy(f"http://127.0.0.1:{port}/health", log)
     done = run(with_port(healthcheck("openenv"), environment("openenv")[PORT_VARS["openenv"]], port), env)
     assert done.returncode == 0, done.stderr
@@ -422,8 +357,7 @@ def test_openenv_image_command_serves_on_the_platform_port(tmp_path, processes):
     env.update(PORT=str(port), SUPPORTENV_HOST="127.0.0.1")  # loopback here; the image's default is 0.0.0.0
     env.pop(PORT_VARS["openenv"], None)
     log = tmp_path / "image.log"
-    with open(log, "w") as out:
-        processes.append(subprocess.Popen(line, env=env, cwd=ROOT, stdout=out, stderr=out))
+    start(processes, line, env, log)  # `sh -c ...`: the shim above is its `python`
     wait_http_healthy(f"http://127.0.0.1:{port}/health", log)
     done = subprocess.run(
         image_command("Dockerfile.openenv", "HEALTHCHECK"), env=env, capture_output=True, text=True, timeout=WAIT_S
