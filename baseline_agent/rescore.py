@@ -34,7 +34,7 @@ import grpc
 
 from baseline_agent.embedded import start_service
 from baseline_agent.progress import Progress, wants_bar
-from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES
 from supportenv.v1 import convert, grader_pb2
 from supportenv.v1 import types_pb2 as pb
@@ -47,7 +47,7 @@ TOLERANCE = 1e-9
 MAX_ERRORS_SHOWN = 20
 REQUIRED = ("task_id", "split", "seed", "trial", "policy", "actions", "rewards", "score", "passed")
 _TEXT_KEYS = ("category", "priority", "issue_type", "text", "article_id", "department", "error")
-_ACTION_KEYS = frozenset(("kind", "fields", *_TEXT_KEYS))
+_ACTION_KEYS = frozenset(("kind", "fields", "tool", "arguments", *_TEXT_KEYS))
 _GRADER_REJECTS = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.FAILED_PRECONDITION)
 
 
@@ -86,7 +86,7 @@ def _action(data: Any, where: str) -> pb.Action:
     (a typo in a key or an enum must not be replayed as some other action)."""
     if not isinstance(data, dict):
         raise FormatError(f"{where} must be an object like {{'kind': 'mark_resolved'}}, got {type(data).__name__}")
-    kinds = (*ACTION_KINDS, INVALID_KIND)
+    kinds = (*ACTION_KINDS, TOOL_KIND, INVALID_KIND)
     if data.get("kind") not in kinds:
         raise FormatError(f"{where}.kind is {data.get('kind')!r}; expected one of {', '.join(kinds)}")
     unknown = sorted(set(data) - _ACTION_KEYS)
@@ -98,6 +98,11 @@ def _action(data: Any, where: str) -> pb.Action:
     fields = data.get("fields", [])
     if not (isinstance(fields, list) and all(isinstance(f, str) for f in fields)):
         raise FormatError(f"{where}.fields must be a list of strings")
+    if not isinstance(data.get("tool", ""), str):
+        raise FormatError(f"{where}.tool must be a string")
+    arguments = data.get("arguments", {})
+    if not (isinstance(arguments, dict) and all(isinstance(v, str) for v in arguments.values())):
+        raise FormatError(f"{where}.arguments must be an object of strings, like {{'order_id': 'ORD-123456'}}")
     action = Action.from_dict(data)
     if action.kind == "classify_issue" and action.category not in CATEGORIES:
         raise FormatError(f"{where}.category is {action.category!r}; expected one of {', '.join(CATEGORIES)}")

@@ -115,6 +115,24 @@ def test_rescore_through_a_real_grader_gives_identical_scores(saved, services):
             assert re.search(rf"^{policy}\s+test\s+{task}\s+\d+\s+{mean:.3f}\s+{mean:.3f}$", done.stdout, re.M), task
 
 
+def test_rescore_replays_expert_task_trajectories_with_tool_calls(tmp_path, services):
+    jsonl = tmp_path / "expert.jsonl"
+    played = run(
+        "baseline_agent", "--policy", "oracle", "--tasks", "expert_resolution", "--episodes", "3",
+        "--quiet", "--trajectories", str(jsonl),
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    assert any(a["kind"] == "use_tool" and a["arguments"] for row in read_jsonl(jsonl) for a in row["actions"])
+    done = run("baseline_agent.rescore", str(jsonl), "--grader-addr", services.grader.address)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "re-scores match the recorded scores" in done.stdout
+    bad = read_jsonl(jsonl)[0]
+    tool_call = next(a for a in bad["actions"] if a["kind"] == "use_tool")
+    tool_call["arguments"] = {"order_id": 123456}
+    refused = run("baseline_agent.rescore", str(write_jsonl(tmp_path / "bad.jsonl", [bad])))
+    assert refused.returncode == 2 and "arguments must be an object of strings" in refused.stdout + refused.stderr
+
+
 def test_rescore_starts_its_own_grader_without_an_address(saved):
     done = run("baseline_agent.rescore", str(saved["rule"][0]), "--quiet")
     assert done.returncode == 0, done.stdout + done.stderr

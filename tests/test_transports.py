@@ -166,6 +166,16 @@ def test_vector_client_auto_resets(address):
         vector.close()
 
 
+def test_vector_client_says_when_its_seeds_run_out(address):
+    vector = VectorEnvClient(address, num_envs=2, task_id="issue_classification", seeds=iter(range(3)))
+    try:
+        vector.reset()  # seeds 0, 1; seed 2 drawn ahead for env 0
+        with pytest.raises(ValueError, match=r"`seeds` ran out.*itertools.count"):
+            vector.step([Action("mark_resolved")] * 2)  # env 0 goes on with seed 2; env 1 has none left
+    finally:
+        vector.close()
+
+
 def test_batch_errors_name_the_item_and_size_is_limited(address):
     with grpc.insecure_channel(address) as channel:
         stub = env_pb2_grpc.EnvServiceStub(channel)

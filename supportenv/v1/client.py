@@ -364,7 +364,13 @@ class VectorEnvClient:
     def _reset_many(self, indexes: Sequence[int]) -> list[Observation]:
         requests = {}
         for i in indexes:
-            self.seeds[i] = next(self._seeds)
+            seed = next(self._seeds, None)
+            if seed is None:  # not StopIteration, which a caller's generator would turn into RuntimeError
+                raise ValueError(
+                    f"VectorEnvClient: `seeds` ran out: env {i} needs a new episode and no seed is left; stop "
+                    "stepping once your episodes are done, or pass an endless iterator (itertools.count())"
+                )
+            self.seeds[i] = seed
             requests[i] = reset_request(self.task_id, self.split, self.seeds[i])
         replies = self._batch("ResetBatch", env_pb2.ResetBatchRequest, requests)
         out = []
