@@ -10,7 +10,7 @@ SPLIT ?= test
 .PHONY: run test proto lint bench soak soak-wide train clean help
 
 help:
-	@echo "make run    - play the rule baseline on every task through both services, print scores"
+	@echo "make run    - one episode told in full, then the rule baseline on every task through both services (LOG=1: log lines)"
 	@echo "make test   - run the test suite"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff"
@@ -24,8 +24,18 @@ $(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
 
-run: $(STAMP)
-	$(PY) inference.py --split $(SPLIT) --episodes $(EPISODES)
+# `make run` needs only the runtime (requirements.txt): a first run installs in seconds, not minutes.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+
+$(RUNTIME_STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+# One episode told in full, a progress bar over the rest, the table explained; LOG=1 prints every
+# episode as [START]/[STEP]/[END] lines instead (what inference.py prints by default).
+run: $(RUNTIME_STAMP)
+	$(PY) inference.py --split $(SPLIT) --episodes $(EPISODES) $(if $(LOG),,--story)
 
 test: $(STAMP)
 	$(PY) -m pytest

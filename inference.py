@@ -46,9 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument("--episodes", type=int, default=20, help="episodes per task")
     parser.add_argument("--quiet", action="store_true", help="only the summary, no per-step lines")
+    parser.add_argument(
+        "--story",
+        action="store_true",
+        help="instead of the log lines: one episode told in full, a progress bar, the table explained (make run)",
+    )
     args = parser.parse_args(argv)
     agent_args = ["--policy", choose_policy(), "--split", args.split, "--episodes", str(args.episodes)]
-    return run_agent(agent_args + (["--quiet"] if args.quiet else []))
+    return run_agent(agent_args + (["--quiet"] if args.quiet else []) + (["--story"] if args.story else []))
 
 
 if __name__ == "__main__":

@@ -18,8 +18,11 @@ from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import POLICIES, make_policy
 from baseline_agent.progress import BarSafeLines, Progress, is_terminal, wants_bar
 from baseline_agent.runner import EpisodeRecord, Runner, TrajectoryWriter, render_table, write_json
+from baseline_agent.story import Narrator, explain_table
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS
+
+STORY_TASK = "end_to_end_resolution"  # the one that shows every kind of action
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -60,6 +63,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quiet", action="store_true", help="no per-step log lines and no progress bar, only the summary"
     )
+    parser.add_argument(
+        "--story",
+        action="store_true",
+        help="tell one hard-task episode in full first (ticket, actions, rewards, replies, grade), then only "
+        "count the run's episodes (no per-step log lines) and explain the table's columns",
+    )
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be at least 1")
@@ -68,6 +77,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if bool(args.env_addr) != bool(args.grader_addr):
         parser.error("give both --env-addr and --grader-addr, or neither to start embedded services")
     return args
+
+
+def tell_one_episode(runner: Runner, tasks: list[str], seed: int, policy_name: str) -> None:
+    """The hard task's first episode (or the first task's), told in full before the run."""
+    task = STORY_TASK if STORY_TASK in tasks else tasks[0]
+    runner.play(task, seed, narrator=Narrator(sys.stdout, policy_name))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,8 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         progress = stack.enter_context(Progress(total, wants_bar(sys.stderr, args.quiet)))
         # [STEP] lines printed to the same terminal as the bar go around it, never through it.
         out = BarSafeLines(progress, sys.stdout) if progress.enabled and is_terminal(sys.stdout) else None
-        runner = Runner(env_addr, grader_addr, policy, args.split, out=out, quiet=args.quiet)
+        runner = Runner(env_addr, grader_addr, policy, args.split, out=out, quiet=args.quiet or args.story)
         stack.callback(runner.close)
+        if args.story:
+            tell_one_episode(runner, args.tasks, args.seed_start, policy.name)
+            print(f"\nNow the run: {total} episodes ({', '.join(args.tasks)}), each graded by the grader service ...")
 
         def on_episode(record: EpisodeRecord) -> None:
             if writer is not None:
@@ -97,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
         summaries, records = runner.run(args.tasks, args.episodes, args.seed_start, trials, on_episode)
     print(render_table(args.policy, args.split, summaries), flush=True)
+    if args.story:
+        print(explain_table(args.episodes, args.split), flush=True)
     if args.json:
         write_json(args.json, args.policy, args.split, summaries, records)
         print(f"wrote {args.json}")

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import grpc
 
@@ -24,6 +24,9 @@ from supportenv.tasks import EXTENDED_WEIGHTS
 from supportenv.v1 import codec, convert
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import EnvClient, GraderClient
+
+if TYPE_CHECKING:
+    from baseline_agent.story import Narrator
 
 ENV_NAME = "supportenv"
 
@@ -96,13 +99,17 @@ class Runner:
     def tasks(self) -> list[pb.TaskInfo]:
         return self.env.list_tasks()
 
-    def play(self, task_id: str, seed: int, trial: int = 0) -> EpisodeRecord:
+    def play(self, task_id: str, seed: int, trial: int = 0, narrator: Narrator | None = None) -> EpisodeRecord:
+        """One episode, graded; `narrator` (baseline_agent.story) also tells it for a person."""
         record = EpisodeRecord(task_id, seed, trial)
         actions: list[pb.Action] = []
+        grade = None
         self._log(f"[START] task={task_id} env={ENV_NAME} model={self.policy.name}")
         try:
             observation = self.env.reset_reply(task_id, self.split, seed).observation
             self.policy.begin(task_id, self.split, seed, trial)
+            if narrator is not None:
+                narrator.begin(self.split, seed, codec.observation_from_pb(observation))
             done = False
             while not done:
                 action = self.policy.act(codec.observation_from_pb(observation))
@@ -127,6 +134,8 @@ class Runner:
                     f"[STEP] step={record.steps} action={action.label()} reward={result.reward:.2f} "
                     f"done={_fmt_bool(done)} error={_one_line(action.error) if action.error else 'null'}"
                 )
+                if narrator is not None:
+                    narrator.step(action, codec.observation_from_pb(observation))
             grade = self.grader.grade(task_id, self.split, seed, actions)
             record.score, record.passed = grade.score, grade.passed
             record.components = {c.name: c.score for c in grade.components}
@@ -140,6 +149,8 @@ class Runner:
                 f"[END] success={_fmt_bool(record.passed)} steps={record.steps} "
                 f"score={record.score:.2f} rewards={rewards}"
             )
+            if narrator is not None:
+                narrator.end(grade, record.error)
         return record
 
     def run(
@@ -215,15 +226,18 @@ def extended_score(summaries: Sequence[TaskSummary]) -> float | None:
 
 
 def render_table(policy: str, split: str, summaries: Sequence[TaskSummary]) -> str:
+    # pass^k only when seeds were played more than once: for one trial it equals the pass rate.
+    repeated = any(s.trials > 1 for s in summaries)
     lines = [
         f"policy={policy} split={split}",
-        f"{'task':<24}{'weight':>8}{'episodes':>10}{'mean score':>12}{'pass rate':>11}{'mean reward':>13}   pass^1..4",
+        f"{'task':<24}{'weight':>8}{'episodes':>10}{'mean score':>12}{'pass rate':>11}{'mean reward':>13}"
+        + ("   pass^1..4" if repeated else ""),
     ]
     for s in summaries:
         hats = "/".join(f"{v:.2f}" for v in s.pass_hat_k.values())
         lines.append(
             f"{s.task_id:<24}{s.weight:>8.2f}{s.episodes:>10}{s.mean_score:>12.3f}{s.pass_rate:>11.2f}"
-            f"{s.mean_reward:>13.3f}   {hats}"
+            f"{s.mean_reward:>13.3f}" + (f"   {hats}" if repeated else "")
         )
     lines.append(f"{'weighted score':<24}{'':>8}{'':>10}{weighted_score(summaries):>12.3f}")
     extended = extended_score(summaries)

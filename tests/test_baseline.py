@@ -99,6 +99,30 @@ def test_inference_prints_per_task_scores_and_weighted_average():
     assert run("inference.py", "--episodes", "2").stdout == done.stdout, "deterministic and reproducible"
 
 
+def test_make_runs_story_tells_one_episode_then_counts_and_explains():
+    done = run("inference.py", "--story", "--episodes", "2")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "[STEP]" not in out and "[START]" not in out, "the story replaces the log lines"
+    story, _, table = out.partition("Now the run: 6 episodes")
+    assert "One episode, in full: end_to_end_resolution, test seed 0, policy rule" in story
+    assert "The customer writes:" in story and "Step 1: classify_issue(" in story and "reward " in story
+    assert 'customer: "' in story, "the customer's replies are shown"
+    assert "GRADE" in story and "component" in story and "pass mark" in story
+    assert "pass^1..4" not in table, "pass^k only when seeds are played more than once"
+    for column in ("mean score", "pass rate", "mean reward", "weighted score"):
+        assert re.search(rf"^  {column}\s+\S", table, re.M), column
+    assert "make run EPISODES=200" in table
+    assert len(out.splitlines()) < 80, "one screen's worth, give or take"
+
+
+def test_pass_hat_k_appears_when_seeds_are_played_several_times():
+    done = run("-m", "baseline_agent", "--policy", "random", "--episodes", "1", "--trials", "2", "--quiet",
+               "--tasks", "issue_classification")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "pass^1..4" in done.stdout
+
+
 def test_cli_errors_are_clear():
     done = run("-m", "baseline_agent", "--tasks", "nope", "--episodes", "1")
     assert done.returncode != 0 and "unknown task" in (done.stdout + done.stderr)

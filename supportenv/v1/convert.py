@@ -17,7 +17,7 @@ from typing import Any
 from supportenv.actions import Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES, SENTIMENT_LABELS, TIERS, TOOL_KIND
 from supportenv.errors import InvalidActionError, InvalidRequestError
-from supportenv.graders import Grade
+from supportenv.graders import Component, Grade
 from supportenv.tasks import Task
 from supportenv.tools import ToolResult
 from supportenv.v1 import grader_pb2
@@ -175,4 +175,22 @@ def grade_to_pb(grade: Grade, episode_id: str = "") -> grader_pb2.GradeResponse:
         rewards=grade.rewards,
         episode_id=episode_id,
         failed_gates=grade.failed_gates,
+    )
+
+
+def grade_from_pb(msg: grader_pb2.GradeResponse) -> Grade:
+    """The library's Grade of a GradeResponse (the inverse of grade_to_pb, less its episode_id)."""
+    return Grade(
+        task_id=msg.task_id,
+        score=msg.score,
+        passed=msg.passed,
+        pass_threshold=msg.pass_threshold,
+        components=tuple(Component(c.name, c.score, c.weight, c.detail) for c in msg.components),
+        steps=msg.steps,
+        terminated=msg.terminated,
+        truncated=msg.truncated,
+        cumulative_reward=msg.cumulative_reward,
+        rewards=tuple(msg.rewards),
+        grader_version=msg.grader_version,
+        failed_gates=tuple(msg.failed_gates),
     )
