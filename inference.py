@@ -29,6 +29,7 @@ import os
 import sys
 
 from baseline_agent.__main__ import main as run_agent
+from supportenv.cli import run_cli
 from supportenv.world import SPLITS
 
 
@@ -42,7 +43,9 @@ def choose_policy() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python inference.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument("--episodes", type=int, default=20, help="episodes per task")
     parser.add_argument("--quiet", action="store_true", help="only the summary, no per-step lines")
@@ -57,4 +60,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, "python inference.py"))

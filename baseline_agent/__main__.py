@@ -14,20 +14,25 @@ import os
 import sys
 from pathlib import Path
 
+import grpc
+
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import POLICIES, make_policy
 from baseline_agent.progress import BarSafeLines, Progress, is_terminal, wants_bar
 from baseline_agent.runner import EpisodeRecord, Runner, TrajectoryWriter, render_table, write_json
 from baseline_agent.story import Narrator, explain_table
+from supportenv.cli import run_cli
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS
+
+PROG = "python -m baseline_agent"
 
 STORY_TASK = "end_to_end_resolution"  # the one that shows every kind of action
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m baseline_agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--policy", choices=list(POLICIES), default="rule")
     parser.add_argument("--split", choices=SPLITS, default="test")
@@ -129,5 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def cli() -> int:
+    """main, with a call that fails outside any episode (ListTasks to a service that is not
+    there, say) said in one line instead of a traceback."""
+    try:
+        return main()
+    except grpc.RpcError as exc:
+        code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
+        hint = ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            hint = "; is the service at --env-addr / --grader-addr up? (leave both out to start both services here)"
+        print(f"{PROG}: {code.name}: {details}{hint}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(cli, PROG))

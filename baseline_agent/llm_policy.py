@@ -12,7 +12,8 @@ Configured from the environment, as in the source design:
 Each step renders the observation with `supportenv.llm.render_prompt`, asks the model at
 temperature 0 and reads the reply with `parse_action`; an unreadable reply becomes a
 penalised invalid step. Errors of the model or the API (after the client's own retries)
-propagate, so the runner records them as the episode's error.
+propagate, so the runner records them as the episode's error; an endpoint that cannot be
+reached is an `EndpointUnreachableError` naming its URL and the setting (API_BASE_URL).
 
 `openai` is imported only when the policy is created, so the other policies work without it.
 """
@@ -30,6 +31,11 @@ from supportenv.llm import action_tools, parse_action, parse_tool_call, render_p
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_RETRIES = 2
 DUMMY_API_KEY = "not-needed"
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"  # the openai client's own default
+
+
+class EndpointUnreachableError(RuntimeError):
+    """The chat-completions endpoint did not answer (refused, unresolvable, timed out)."""
 
 
 def api_key_from_env() -> str:
@@ -63,6 +69,10 @@ class LLMPolicy:
         except ImportError:
             raise SystemExit("the llm policy needs the openai package: pip install openai") from None
         base_url = base_url or os.environ.get("API_BASE_URL") or None
+        self.base_url = base_url or OPENAI_DEFAULT_URL
+        self.base_url_set = base_url is not None
+        self.timeout_s, self.max_retries = timeout_s, max_retries
+        self._unreachable = openai.APIConnectionError  # APITimeoutError is one too
         self.model = model
         self.name = re.sub(r"\s+", "_", model.strip())
         self.tool_calls = os.environ.get("LLM_TOOL_CALLS", "") == "1" if tool_calls is None else tool_calls
@@ -86,10 +96,26 @@ class LLMPolicy:
             extra.update(tools=action_tools(task_id), tool_choice="required")
         if self.max_tokens:
             extra["max_tokens"] = self.max_tokens
-        response = self.client.chat.completions.create(model=self.model, messages=messages, temperature=0, **extra)
+        try:
+            response = self.client.chat.completions.create(model=self.model, messages=messages, temperature=0, **extra)
+        except self._unreachable as exc:
+            raise EndpointUnreachableError(self.unreachable_message(exc)) from exc
         if not getattr(response, "choices", None):
             raise RuntimeError(f"the model {self.model} returned no choices")
         return response.choices[0].message
+
+    def unreachable_message(self, exc: BaseException) -> str:
+        cause = exc.__cause__
+        if "timed out" in str(exc).lower() or "timeout" in type(cause).__name__.lower():
+            why = f"no answer within {self.timeout_s:g}s"
+        else:
+            why = (str(cause) or type(cause).__name__) if cause is not None else str(exc)
+        setting = "API_BASE_URL" if self.base_url_set else "API_BASE_URL is not set, so the openai default"
+        return (
+            f"cannot reach the model endpoint {self.base_url} ({setting}): {why}, after {self.max_retries} "
+            "retries; start the model server there, or set API_BASE_URL to a reachable OpenAI-compatible "
+            "URL (e.g. http://localhost:8000/v1)"
+        )
 
     def act(self, obs: Observation) -> Action:
         message = self.complete(render_prompt(obs), obs.task_id)

@@ -60,6 +60,7 @@ from baseline_agent.policies import POLICIES, Policy, make_policy
 from baseline_agent.progress import Progress, wants_bar
 from baseline_agent.runner import EpisodeRecord, TrajectoryWriter
 from supportenv.actions import Action, resolve
+from supportenv.cli import run_cli
 from supportenv.episode import Observation
 from supportenv.tasks import ALL_TASK_IDS, get_task
 from supportenv.v1.client import (
@@ -72,6 +73,8 @@ from supportenv.v1.client import (
     VectorEnvClient,
 )
 from supportenv.world import SPLITS
+
+PROG = "python -m baseline_agent.ray_rollouts"
 
 CLIENT_TYPES = (EnvClient, GraderClient, VectorEnvClient, AsyncEnvClient, AsyncGraderClient, SessionClient)
 FILLER_ACTION = resolve("Filler episode.")  # ends a filler episode in one step
@@ -328,7 +331,7 @@ SUMMARY_HEADER = (
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m baseline_agent.ray_rollouts",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -434,4 +437,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

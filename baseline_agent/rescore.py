@@ -36,10 +36,13 @@ from baseline_agent.embedded import start_service
 from baseline_agent.progress import Progress, wants_bar
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, PRIORITIES
+from supportenv.cli import run_cli
 from supportenv.v1 import convert, grader_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import GraderClient
 from supportenv.world import SPLITS
+
+PROG = "python -m baseline_agent.rescore"
 
 # The same tolerance for score and rewards: every value is a double end to end, and JSON keeps
 # doubles exactly, so a faithful file matches to the last bit; this only absorbs hand-edited zeros.
@@ -238,7 +241,7 @@ def _print_errors(errors: Sequence[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m baseline_agent.rescore",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -296,4 +299,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -22,8 +22,11 @@ from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import EXTERNAL, POLICIES, make_policy
 from baseline_agent.progress import Progress, wants_bar
 from baseline_agent.runner import Runner, TaskSummary, extended_score, weighted_score
+from supportenv.cli import run_cli
 from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID, TASK_IDS, get_task
 from supportenv.world import SPLITS
+
+PROG = "python -m baseline_agent.scoreboard"
 
 
 def markdown(rows: dict[str, list[TaskSummary]], tasks: Sequence[str] = ALL_TASK_IDS) -> str:
@@ -103,7 +106,7 @@ def _score(summaries: list[TaskSummary], task_id: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m baseline_agent.scoreboard",
+        prog=PROG,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -164,4 +167,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -29,7 +29,10 @@ os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)  # the client too, as in b
 
 import grpc
 
+from supportenv.cli import run_cli
 from supportenv.v1.event_loop import run_event_loop
+
+PROG = "python benchmarks/bench_grpc_floor.py"
 
 PAYLOAD = b"x" * 1500
 OWN_CONNECTION = [("grpc.use_local_subchannel_pool", 1)]
@@ -84,7 +87,9 @@ def measure(pid: int, calls: int, one_call) -> tuple[float, float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=3000)
     args = parser.parse_args(argv)
     server = subprocess.Popen(
@@ -134,4 +139,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

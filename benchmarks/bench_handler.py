@@ -23,8 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_throughput import POOL, PlannedSlots, plan, reset_pb
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
+from supportenv.cli import run_cli
 from supportenv.v1 import convert, env_pb2
 from supportenv.v1.event_loop import run_event_loop
+
+PROG = "python benchmarks/bench_handler.py"
 
 BATCH = 64
 
@@ -75,7 +78,9 @@ def streamed_us(servicer: EnvServicer, episodes, seconds: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
     args = parser.parse_args(argv)
     episodes = [(seed, [convert.action_to_pb(a) for a in actions]) for seed, actions in plan(POOL)]
@@ -88,4 +93,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -36,6 +36,7 @@ os.environ.setdefault("GRPC_EXPERIMENTS", CLASSIC_IO)
 from baseline_agent.embedded import ServiceProcess, start_service
 from supportenv import expert
 from supportenv.actions import Action, use_tool
+from supportenv.cli import run_cli
 from supportenv.episode import observe, step
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID
@@ -43,6 +44,8 @@ from supportenv.v1 import WORKER_METADATA, convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import AsyncEnvClient, EnvClient, VectorEnvClient
 from supportenv.v1.event_loop import run_event_loop
+
+PROG = "python benchmarks/bench_throughput.py"
 
 TASK = "end_to_end_resolution"
 POOL = 256  # seeds cycled through; every one is a full episode
@@ -384,7 +387,9 @@ def grpc_figures(library_episodes, seconds: float, run: int, memory_episodes: in
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
     parser.add_argument("--repeat", type=int, default=1, help="runs of every figure; the median is reported")
     parser.add_argument("--json", type=Path, help="also write the figures (medians) here")
@@ -421,4 +426,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -13,8 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from supportenv.cli import run_cli
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS, generate
+
+PROG = "python benchmarks/bench_world.py"
 
 TARGET_US = 200.0
 
@@ -34,7 +37,9 @@ def measure(scenarios: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--scenarios", type=int, default=30_000)
     args = parser.parse_args(argv)
     best = min(measure(args.scenarios) for _ in range(3))
@@ -44,4 +49,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -47,12 +47,15 @@ import grpc
 from baseline_agent.embedded import ServiceProcess, start_service
 from benchmarks.bench_throughput import rss_mb
 from supportenv import expert
+from supportenv.cli import run_cli
 from supportenv.episode import advance
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.v1 import convert
 from supportenv.v1 import types_pb2 as pb
 from supportenv.v1.client import CHANNEL_OPTIONS, AsyncEnvClient, AsyncGraderClient, SessionClient
+
+PROG = "python benchmarks/soak.py"
 
 TASK = "end_to_end_resolution"
 SPLIT = "train"
@@ -212,7 +215,9 @@ def percentile_ms(samples: list[float], q: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients, one episode each (default 64)")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the measured load (default 60)")
     parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured load before it (default 5)")
@@ -366,4 +371,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

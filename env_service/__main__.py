@@ -19,15 +19,17 @@ from env_service.live import cache_size_from_env
 from env_service.sessions import session_limits_from_env
 from env_service.tokens import TokenCodec, load_key
 from env_service.worker import NAME, register, worker
+from supportenv.cli import run_cli
 from supportenv.v1.keys import load_world_key
 from supportenv.v1.server import run, serve, server_args
 from supportenv.v1.workers import run_workers
 
 DEFAULT_PORT = 50051
+PROG = "python -m env_service"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv, workers=True)
+    args = server_args(__doc__ or "", "SUPPORTENV_ENV_PORT", DEFAULT_PORT, argv, workers=True, prog=PROG)
     cache_size, session_limits = cache_size_from_env(), session_limits_from_env()
     if args.workers > 1:
         logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr)
@@ -43,4 +45,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

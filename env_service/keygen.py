@@ -13,11 +13,15 @@ import secrets
 import sys
 from pathlib import Path
 
+from supportenv.cli import run_cli
+
+PROG = "python -m env_service.keygen"
+
 KEY_BYTES = 32  # 64 hex characters
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m env_service.keygen", description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument("path", type=Path, metavar="PATH")
     path: Path = parser.parse_args(argv).path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,4 +38,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

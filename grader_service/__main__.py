@@ -7,15 +7,17 @@ import sys
 import grpc
 
 from grader_service.servicer import GraderServicer
+from supportenv.cli import run_cli
 from supportenv.v1 import grader_pb2, grader_pb2_grpc
 from supportenv.v1.keys import load_world_key
 from supportenv.v1.server import run, serve, server_args
 
 DEFAULT_PORT = 50052
+PROG = "python -m grader_service"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = server_args(__doc__ or "", "SUPPORTENV_GRADER_PORT", DEFAULT_PORT, argv)
+    args = server_args(__doc__ or "", "SUPPORTENV_GRADER_PORT", DEFAULT_PORT, argv, prog=PROG)
 
     async def start() -> None:
         servicer = GraderServicer(load_world_key("grader_service"))
@@ -30,4 +32,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -14,13 +14,17 @@ import sys
 
 import uvicorn
 
+from supportenv.cli import run_cli
+
+PROG = "python -m openenv_adapter"
+
 PORT_ENV = "SUPPORTENV_OPENENV_PORT"
 DEFAULT_PORT = 8000
 GRACE_S = 5
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m openenv_adapter", description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument(
         "--host", default=os.environ.get("SUPPORTENV_HOST", "0.0.0.0"), help="bind address (env SUPPORTENV_HOST)"
     )
@@ -59,4 +63,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

@@ -14,6 +14,8 @@ import sys
 import time
 import urllib.request
 
+PROG = "python -m openenv_adapter.health_probe"
+
 
 def check(url: str, timeout: float = 2.0) -> str | None:
     """None if healthy, else a one-line reason."""
@@ -36,7 +38,7 @@ def wait_healthy(url: str, timeout: float = 15.0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m openenv_adapter.health_probe", description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument("url", metavar="URL", help="e.g. http://127.0.0.1:8000/health")
     parser.add_argument("--timeout", type=float, default=2.0)
     args = parser.parse_args(argv)
@@ -48,4 +50,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # supportenv.cli.run_cli's Ctrl-C handling, inline: importing supportenv would cost the probe
+    # 0.2 s every healthcheck interval. It prints nothing on stdout, so no reader can leave early.
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -54,6 +54,7 @@ from typing import Any, NoReturn, TextIO
 
 from supportenv.actions import INVALID_KIND, Action
 from supportenv.catalog import TOOL_KIND
+from supportenv.cli import run_cli
 from supportenv.episode import StepResult, observe, step
 from supportenv.errors import InvalidRequestError, SupportEnvError
 from supportenv.graders import Grade, gate_rules, grade_trajectory
@@ -403,13 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     except SupportEnvError as exc:  # bad input: one line, no traceback
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # the reader left (e.g. `| head`): stop quietly, with no flush error at exit
-        sys.stdout = None  # type: ignore[assignment]
-        return 1
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # a reader that leaves (`| head`) or Ctrl-C: one line at most, no traceback
+    sys.exit(run_cli(main, PROG))

@@ -12,7 +12,9 @@ import pytest
 
 from baseline_agent.embedded import ROOT
 
-WIDE = ["--clients", "1000", "--sessions", "0.5", "--channels", "32"]
+# As `make soak-wide`. Its memory allowance is 20 MB, not 10: with a thousand streams and requests in
+# flight the servers' gRPC buffers alone move by several MB between two readings (6-11 MB seen).
+WIDE = ["--clients", "1000", "--sessions", "0.5", "--channels", "32", "--max-growth-mb", "20"]
 
 
 def soak(tmp_path, *options: str) -> tuple[dict, str]:
@@ -51,7 +53,7 @@ def test_a_thousand_episodes_in_flight_unary_and_streams_mixed(tmp_path):
     assert figures["max_episodes_in_flight"] == 1000
     assert (figures["unary_clients"], figures["session_clients"]) == (500, 500)
     assert figures["unary_step_p99_ms"] > 0 and figures["session_step_p99_ms"] > 0
-    assert figures["rss_growth_mb"] <= 10
+    assert figures["rss_growth_mb"] <= 20
     assert figures["server_exit_codes"] == {"env-1": 0, "env-2": 0, "grader": 0}
     assert "unary" in stdout and "session" in stdout and "in flight" in stdout
 

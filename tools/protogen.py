@@ -13,6 +13,11 @@ from pathlib import Path
 from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script, from anywhere
+
+from supportenv.cli import run_cli  # noqa: E402
+
+PROG = "python tools/protogen.py"
 PROTO_ROOT = ROOT / "protos"
 
 
@@ -42,7 +47,7 @@ def generate(out_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT, help="output root (default: repository root)")
     args = parser.parse_args(argv)
     for path in generate(args.out):
@@ -51,4 +56,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

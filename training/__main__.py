@@ -23,14 +23,17 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from supportenv.cli import ignore_sigint, run_cli  # noqa: E402
 from supportenv.tasks import TASK_IDS  # noqa: E402
 from training.experiment import Budget, run_references, run_seed, summarise  # noqa: E402
 from training.reinforce import Config  # noqa: E402
 
+PROG = "python -m training"
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     defaults, budget = Config(), Budget()
-    p = argparse.ArgumentParser(prog="python -m training", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=5, help="training seeds 0..N-1 (default 5)")
     p.add_argument("--episodes", type=int, default=defaults.episodes, help="training episodes per seed")
     p.add_argument("--eval-every", type=int, default=defaults.eval_every, help="episodes between evaluations")
@@ -61,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     start = time.perf_counter()
-    with multiprocessing.get_context("spawn").Pool(max(1, args.workers)) as pool:
+    with multiprocessing.get_context("spawn").Pool(max(1, args.workers), initializer=ignore_sigint) as pool:
         jobs = [pool.apply_async(run_seed, (seed, config, budget, not args.quiet)) for seed in seeds]
         # Last, so that it fills the core the odd seed leaves free.
         references_job = pool.apply_async(run_references, (budget, config.tasks))
@@ -93,4 +96,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

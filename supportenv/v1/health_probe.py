@@ -1,8 +1,10 @@
-"""python -m supportenv.v1.health_probe HOST:PORT [--service NAME] [--timeout SECONDS]
+"""python -m supportenv.v1.health_probe HOST:PORT [HOST:PORT ...] [--service NAME] [--timeout SECONDS] [--wait SECONDS]
 
-One standard grpc.health.v1 Check: exit 0 if the service is SERVING, else print why to
-stderr and exit 1. Written for container healthchecks (the image has no grpc_health_probe
-binary); wait_healthy is the same check, retried until a deadline.
+One standard grpc.health.v1 Check per address: exit 0 if every one is SERVING, else print
+why to stderr and exit 1. Written for container healthchecks (the image has no
+grpc_health_probe binary). With --wait, each check is retried until it passes or the
+seconds are up (what a script needs after starting a service in the background);
+wait_healthy is that retried check.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ import time
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from supportenv.cli import run_cli
+
+PROG = "python -m supportenv.v1.health_probe"
 
 
 def _problem(stub: health_pb2_grpc.HealthStub, service: str, timeout: float) -> str | None:
@@ -46,17 +52,31 @@ def wait_healthy(address: str, timeout: float = 15.0, service: str = "") -> None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m supportenv.v1.health_probe", description=__doc__)
-    parser.add_argument("address", metavar="HOST:PORT")
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser.add_argument("addresses", nargs="+", metavar="HOST:PORT")
     parser.add_argument("--service", default="", help="service name to check (default: the whole server)")
     parser.add_argument("--timeout", type=float, default=2.0, help="deadline of the Check call in seconds")
+    parser.add_argument(
+        "--wait", type=float, default=0.0, metavar="SECONDS", help="retry until healthy for up to this long (default 0)"
+    )
     args = parser.parse_args(argv)
-    problem = check(args.address, args.service, args.timeout)
-    if problem is not None:
-        print(f"{args.address} {args.service or '(server)'} is not healthy: {problem}", file=sys.stderr)
-        return 1
-    return 0
+    failed = 0
+    for address in args.addresses:
+        if args.wait > 0:
+            try:
+                wait_healthy(address, args.wait, args.service)
+                continue
+            except TimeoutError as exc:
+                problem = str(exc)
+        else:
+            problem = check(address, args.service, args.timeout)
+            if problem is None:
+                continue
+            problem = f"{address} {args.service or '(server)'} is not healthy: {problem}"
+        print(problem, file=sys.stderr)
+        failed += 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))

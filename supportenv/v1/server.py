@@ -24,9 +24,16 @@ log = logging.getLogger("supportenv")
 
 
 def server_args(
-    description: str, port_env: str, default_port: int, argv: Sequence[str] | None, workers: bool = False
+    description: str,
+    port_env: str,
+    default_port: int,
+    argv: Sequence[str] | None,
+    workers: bool = False,
+    prog: str | None = None,
 ) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=description)
+    """The command line of a service; `prog` is the command as a user types it
+    (`python -m env_service`), for its usage line and errors."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument(
         "--host", default=os.environ.get("SUPPORTENV_HOST", "0.0.0.0"), help="bind address (env SUPPORTENV_HOST)"
     )
@@ -36,7 +43,11 @@ def server_args(
         default=int(os.environ.get(port_env, default_port)),
         help=f"port, 0 for any free port (env {port_env}; default {default_port})",
     )
-    parser.add_argument("--log-level", default=os.environ.get("SUPPORTENV_LOG_LEVEL", "INFO"))
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("SUPPORTENV_LOG_LEVEL", "INFO"),
+        help="DEBUG, INFO, WARNING or ERROR (env SUPPORTENV_LOG_LEVEL; default INFO)",
+    )
     if workers:
         parser.add_argument(
             "--workers",

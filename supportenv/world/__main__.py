@@ -17,8 +17,11 @@ import argparse
 import json
 import sys
 
+from supportenv.cli import run_cli
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS, Scenario, generate
+
+PROG = "python -m supportenv.world"
 
 
 def parse_seeds(text: str) -> range:
@@ -115,7 +118,7 @@ def transcript(scenario: Scenario) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m supportenv.world", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--task", choices=TASK_IDS, default="end_to_end_resolution")
     parser.add_argument("--split", choices=SPLITS, default="train")
@@ -137,4 +140,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))
