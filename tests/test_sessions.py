@@ -21,7 +21,8 @@ from supportenv import expert
 from supportenv.episode import advance
 from supportenv.replay import new_episode
 from supportenv.v1 import WORKER_METADATA, convert, env_pb2, env_pb2_grpc
-from supportenv.v1.client import CHANNEL_OPTIONS, SessionClient, reset_request
+from supportenv.v1.client import CHANNEL_OPTIONS, AsyncEnvClient, SessionClient, reset_request
+from supportenv.v1.server import CONNECTION_AGE_ENV, CONNECTION_AGE_GRACE_ENV, connection_age_options
 
 TASK, SPLIT = "expert_resolution", "validation"
 WAIT_S = 20
@@ -210,3 +211,38 @@ def test_session_clients_lose_no_episode_when_a_replica_is_killed(start):
         assert sum(resumed for _, resumed in results) > 0, "no stream was on the killed replica"
 
     asyncio.run(run())
+
+
+@pytest.mark.timeout(60)
+def test_connections_past_their_age_are_closed_and_the_clients_carry_on(start):
+    # What lets replicas added behind one name get clients already connected: the server closes
+    # each connection after its age; unary clients reconnect, Session streams resume.
+    env = start(**{CONNECTION_AGE_ENV: "1", CONNECTION_AGE_GRACE_ENV: "0.5"})
+    actions, rewards = planned(9)
+
+    async def run() -> None:
+        async with grpc.aio.insecure_channel(env.address, options=CHANNEL_OPTIONS) as channel:
+            session = SessionClient(channel=channel, timeout=WAIT_S)
+            unary = AsyncEnvClient(channel=channel, timeout=WAIT_S)
+            await session.reset(TASK, SPLIT, 9)
+            await unary.reset(TASK, SPLIT, 9)
+            got, got_unary = [], []
+            for action in actions:
+                await asyncio.sleep(0.6)  # every other step lands on a connection past its age
+                got.append((await session.step(action))[1])
+                got_unary.append((await unary.step(action))[1])
+            await session.close()
+            assert got == got_unary == rewards
+            assert session.resumed >= 1, "the stream outlived its connection and went on in a new one"
+
+    asyncio.run(run())
+
+
+def test_a_bad_connection_age_stops_the_service_at_start():
+    with pytest.raises(SystemExit, match=CONNECTION_AGE_ENV):
+        connection_age_options({CONNECTION_AGE_ENV: "soon"})
+    assert connection_age_options({}) == []
+    assert dict(connection_age_options({CONNECTION_AGE_ENV: "300"})) == {
+        "grpc.max_connection_age_ms": 300_000,
+        "grpc.max_connection_age_grace_ms": 30_000,
+    }

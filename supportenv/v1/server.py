@@ -59,7 +59,41 @@ def server_args(
     if workers and args.workers < 1:
         parser.error("--workers must be at least 1")
     event_loop_choice()  # a bad setting stops the service now, not in each worker
+    connection_age_options()  # likewise
     return args
+
+
+CONNECTION_AGE_ENV = "SUPPORTENV_MAX_CONNECTION_AGE_S"
+CONNECTION_AGE_GRACE_ENV = "SUPPORTENV_MAX_CONNECTION_AGE_GRACE_S"
+DEFAULT_CONNECTION_AGE_GRACE_S = 30.0
+
+
+def connection_age_options(environ: dict[str, str] | os._Environ[str] = os.environ) -> list[tuple[str, int]]:
+    """gRPC's connection-age options from the environment: off unless SUPPORTENV_MAX_CONNECTION_AGE_S
+    is set. Then the server closes each connection gracefully after that age (calls in flight get
+    the grace period), and the client reconnects, resolving the service name again: so replicas
+    added behind one name (a Kubernetes autoscaler's) get their share of clients already
+    connected. A Session stream still open after the grace ends with UNAVAILABLE, and SessionClient
+    resumes it from its last token."""
+    options = []
+    for name, key, default in (
+        (CONNECTION_AGE_ENV, "grpc.max_connection_age_ms", None),
+        (CONNECTION_AGE_GRACE_ENV, "grpc.max_connection_age_grace_ms", DEFAULT_CONNECTION_AGE_GRACE_S),
+    ):
+        text = environ.get(name, "").strip()
+        if not text:
+            if default is None:
+                return []  # no age: connections live as long as their clients keep them
+            seconds = default
+        else:
+            try:
+                seconds = float(text)
+            except ValueError:
+                seconds = -1.0
+            if seconds <= 0:
+                raise SystemExit(f"{name}={text!r} must be a positive number of seconds")
+        options.append((key, int(seconds * 1000)))
+    return options
 
 
 async def serve(
@@ -79,6 +113,7 @@ async def serve(
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             # Off for a lone server, so it can never silently share a port with another one.
             ("grpc.so_reuseport", 1 if on_ready else 0),
+            *connection_age_options(),
         ],
     )
     service_names = list(register(server))
