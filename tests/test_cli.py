@@ -201,6 +201,9 @@ def interrupt(command: list[str], started: str, group: bool = False, stream: str
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=group,
+        # As a terminal's foreground job has it: a test run started in the background (`make test &`,
+        # some CI runners) hands its children SIGINT ignored, and Python then never sees Ctrl-C.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = read_until(getattr(process, stream), started)
