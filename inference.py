@@ -28,7 +28,7 @@ import argparse
 import os
 import sys
 
-from baseline_agent.__main__ import main as run_agent
+from baseline_agent.__main__ import cli as run_agent
 from supportenv.cli import run_cli
 from supportenv.world import SPLITS
 

@@ -85,9 +85,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def tell_one_episode(runner: Runner, tasks: list[str], seed: int, policy_name: str) -> None:
-    """The hard task's first episode (or the first task's), told in full before the run."""
+    """The hard task's first episode (or the first task's), told in full before the run; if it
+    fails (a service or the model unreachable), the run would fail the same way: stop here."""
     task = STORY_TASK if STORY_TASK in tasks else tasks[0]
-    runner.play(task, seed, narrator=Narrator(sys.stdout, policy_name))
+    record = runner.play(task, seed, narrator=Narrator(sys.stdout, policy_name))
+    if record.error:
+        raise SystemExit(f"{PROG}: stopped before the run, as its first episode failed: {record.error}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,14 +107,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.trajectories:
             writer = stack.enter_context(TrajectoryWriter(args.trajectories, args.policy, args.split, policy.name))
         total = len(args.tasks) * args.episodes * trials
+        if args.story:  # before the bar, which would otherwise sit above it
+            with Runner(env_addr, grader_addr, policy, args.split, quiet=True) as teller:
+                tell_one_episode(teller, args.tasks, args.seed_start, policy.name)
+            print(f"\nNow the run: {total} episodes ({', '.join(args.tasks)}), each graded by the grader service ...")
         progress = stack.enter_context(Progress(total, wants_bar(sys.stderr, args.quiet)))
         # [STEP] lines printed to the same terminal as the bar go around it, never through it.
         out = BarSafeLines(progress, sys.stdout) if progress.enabled and is_terminal(sys.stdout) else None
         runner = Runner(env_addr, grader_addr, policy, args.split, out=out, quiet=args.quiet or args.story)
         stack.callback(runner.close)
-        if args.story:
-            tell_one_episode(runner, args.tasks, args.seed_start, policy.name)
-            print(f"\nNow the run: {total} episodes ({', '.join(args.tasks)}), each graded by the grader service ...")
 
         def on_episode(record: EpisodeRecord) -> None:
             if writer is not None:
@@ -134,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def cli() -> int:
+def cli(argv: list[str] | None = None) -> int:
     """main, with a call that fails outside any episode (ListTasks to a service that is not
     there, say) said in one line instead of a traceback."""
     try:
-        return main()
+        return main(argv)
     except grpc.RpcError as exc:
         code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
         hint = ""

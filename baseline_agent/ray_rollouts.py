@@ -26,9 +26,8 @@ The pattern: one client per actor, built in the actor.
   served by different replicas.
 - Each actor steps `num_envs` episodes of one task with one StepBatch call per step, the
   vector client resetting a finished episode to the next seed in the same call. When a
-  batch's seeds run out the idle slots play a filler seed, closed at once (one
-  `mark_resolved` per step), until the batch's last wanted episode ends; fillers are not
-  graded or returned.
+  batch's seeds run out, an env whose episode ends is simply not stepped again
+  (VectorEnvClient's `exhausted`), until the batch's last episode ends (`done`).
 - Ray starts the actors' processes, so they must import the project: `init_ray` puts the
   repository on their PYTHONPATH (runtime_env env_vars; nothing is uploaded). On a
   cluster whose nodes do not share this checkout, install the project in the nodes'
@@ -41,12 +40,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import math
 import os
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -59,9 +56,8 @@ from baseline_agent.embedded import ROOT, EmbeddedServices
 from baseline_agent.policies import POLICIES, Policy, make_policy
 from baseline_agent.progress import Progress, wants_bar
 from baseline_agent.runner import EpisodeRecord, TrajectoryWriter
-from supportenv.actions import Action, resolve
+from supportenv.actions import Action
 from supportenv.cli import run_cli
-from supportenv.episode import Observation
 from supportenv.tasks import ALL_TASK_IDS, get_task
 from supportenv.v1.client import (
     DEFAULT_TIMEOUT_S,
@@ -77,7 +73,6 @@ from supportenv.world import SPLITS
 PROG = "python -m baseline_agent.ray_rollouts"
 
 CLIENT_TYPES = (EnvClient, GraderClient, VectorEnvClient, AsyncEnvClient, AsyncGraderClient, SessionClient)
-FILLER_ACTION = resolve("Filler episode.")  # ends a filler episode in one step
 GRADING_THREADS = 2  # grades overlap the stepping; the grader is another process
 
 
@@ -116,7 +111,6 @@ class _Slot:
 
     policy: Policy
     seed: int = 0
-    wanted: bool = False  # False: a filler episode, played after the batch's seeds ran out
     actions: list[Action] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
 
@@ -154,14 +148,12 @@ class RolloutWorker:
     ) -> list[EpisodeRecord]:
         """Play one episode per seed (`num_envs` at a time) with the named policy and grade
         each; the records in the order the episodes finished."""
-        remaining = Counter(seeds)  # wanted episodes not begun yet
-        filler = next(s for s in itertools.count() if s not in remaining)
         vector = VectorEnvClient(
             self.env_address,
             min(num_envs, len(seeds)),
             task_id,
             split,
-            seeds=itertools.chain(seeds, itertools.repeat(filler)),
+            seeds=iter(seeds),  # finite: each env ends when none is left for it (vector.done)
             timeout=self.timeout,
             connections=connections,
         )
@@ -169,38 +161,38 @@ class RolloutWorker:
         slots = [_Slot(make_policy(policy)) for _ in range(vector.num_envs)]
 
         def begin(slot: _Slot, seed: int) -> None:
-            slot.seed, slot.wanted, slot.actions, slot.rewards = seed, remaining[seed] > 0, [], []
-            if slot.wanted:
-                remaining[seed] -= 1
-                slot.policy.begin(task_id, split, seed)
-
-        def act(slot: _Slot, obs: Observation) -> Action:
-            return slot.policy.act(obs) if slot.wanted else FILLER_ACTION
+            slot.seed, slot.actions, slot.rewards = seed, [], []
+            slot.policy.begin(task_id, split, seed)
 
         grades: list[Future[EpisodeRecord]] = []
         try:
             observations = vector.reset()
             for slot, seed in zip(slots, vector.seeds, strict=True):
                 begin(slot, seed)
-            while len(grades) < len(seeds):
-                actions = [act(slot, obs) for slot, obs in zip(slots, observations, strict=True)]
-                observations, rewards, terminated, truncated, _ = vector.step(actions)
+            while not vector.done:
+                actions = [
+                    None if vector.exhausted[i] else slot.policy.act(obs)
+                    for i, (slot, obs) in enumerate(zip(slots, observations, strict=True))
+                ]
+                observations, rewards, terminated, truncated, infos = vector.step(actions)
                 for i, slot in enumerate(slots):
+                    if actions[i] is None:
+                        continue  # this env had ended already
                     slot.actions.append(actions[i])
                     slot.rewards.append(rewards[i])
                     if terminated[i] or truncated[i]:
-                        if slot.wanted:
-                            record = EpisodeRecord(
-                                task_id,
-                                slot.seed,
-                                steps=len(slot.actions),
-                                rewards=slot.rewards,
-                                terminated=terminated[i],
-                                truncated=truncated[i],
-                                actions=[a.to_dict() for a in slot.actions],
-                            )
-                            grades.append(self._grading.submit(self._grade, split, record, slot.actions))
-                        begin(slot, vector.seeds[i])  # the vector client already reset it to this seed
+                        record = EpisodeRecord(
+                            task_id,
+                            slot.seed,
+                            steps=len(slot.actions),
+                            rewards=slot.rewards,
+                            terminated=terminated[i],
+                            truncated=truncated[i],
+                            actions=[a.to_dict() for a in slot.actions],
+                        )
+                        grades.append(self._grading.submit(self._grade, split, record, slot.actions))
+                        if not infos[i].get("seeds_exhausted"):
+                            begin(slot, vector.seeds[i])  # the vector client already reset it to this seed
         finally:
             vector.close()
         return [graded.result() for graded in grades]

@@ -92,6 +92,12 @@ class Runner:
         self.env.close()
         self.grader.close()
 
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _log(self, line: str) -> None:
         if not self.quiet:
             print(line, file=self.out, flush=True)

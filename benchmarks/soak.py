@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
 import secrets
+import signal
 import statistics
 import sys
 import time
@@ -120,7 +122,10 @@ class Channels:
     def __init__(self, env_target: str, grader_addr: str, count: int) -> None:
         self.env_target, self.grader_addr = env_target, grader_addr
         self._shared = [
-            (grpc.aio.insecure_channel(env_target, options=CHANNEL_OPTIONS), grpc.aio.insecure_channel(grader_addr))
+            (
+                grpc.aio.insecure_channel(env_target, options=CHANNEL_OPTIONS),
+                grpc.aio.insecure_channel(grader_addr, options=CHANNEL_OPTIONS),  # each its own connection
+            )
             for _ in range(count)
         ]
         self._next = itertools.cycle(self._shared) if self._shared else None
@@ -152,16 +157,18 @@ async def client(
             n += clients
             tally.start_episode()
             try:
-                await env.reset(TASK, SPLIT, planned.seed)
-                rewards = []
-                for action in planned.actions:
-                    t0 = time.perf_counter()
-                    _, reward, _, _, _ = await env.step(action)
-                    tally.latencies[kind].append(time.perf_counter() - t0)
-                    tally.steps += 1
-                    rewards.append(reward)
+                try:
+                    await env.reset(TASK, SPLIT, planned.seed)
+                    rewards = []
+                    for action in planned.actions:
+                        t0 = time.perf_counter()
+                        _, reward, _, _, _ = await env.step(action)
+                        tally.latencies[kind].append(time.perf_counter() - t0)
+                        tally.steps += 1
+                        rewards.append(reward)
+                finally:
+                    tally.in_flight -= 1
                 tally.episodes_completed += 1
-                tally.in_flight -= 1
                 tally.grades_started += 1
                 grade = await grader.grade(TASK, SPLIT, planned.seed, planned.actions)
                 tally.grades_completed += 1
@@ -200,6 +207,19 @@ async def load(
     if pending:
         tally.error(f"{len(pending)} clients were still running {drain:g}s after the end and were cancelled")
     return tally
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc), children first."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                children = [int(child) for child in task.read_text().split()]
+                found.extend(children)
+                queue.extend(children)
+    return found
 
 
 def memory(servers: dict[str, ServiceProcess]) -> dict[str, float]:
@@ -247,7 +267,10 @@ def main(argv: list[str] | None = None) -> int:
     killed: set[str] = set()
 
     def kill(name: str) -> None:
-        servers[name].process.kill()
+        # The replica's worker processes too (with --workers > 1 the parent only supervises them).
+        for pid in (*descendants(servers[name].process.pid), servers[name].process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         killed.add(name)
 
     try:

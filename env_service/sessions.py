@@ -9,6 +9,7 @@ that asked for tokens (want_token): it goes on in a new stream with `resume`, on
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -27,8 +28,8 @@ class SessionLimits:
 
     def idle_message(self) -> str:
         return (
-            f"this Session stream sent nothing for {self.idle_s:g} s ({IDLE_ENV}) and was closed; "
-            "open a new one, or resume the episode from its last state token (want_token, then resume)"
+            f"this Session stream sent no request for {self.idle_s:g} s after its last reply ({IDLE_ENV}) "
+            "and was closed; open a new one, or resume the episode from its last state token (want_token, then resume)"
         )
 
     def full_message(self) -> str:
@@ -46,7 +47,7 @@ def _number(environ: dict[str, str] | os._Environ[str], name: str, default: floa
         value = kind(text)
     except ValueError:
         value = 0
-    if value <= 0:
+    if not 0 < value < math.inf:  # also refuses nan
         unit = "seconds" if kind is float else "streams"
         raise SystemExit(f"env_service: {name}={text!r} must be a positive number of {unit}")
     return value

@@ -67,7 +67,15 @@ def test_the_limits_come_from_the_environment_and_bad_values_are_refused():
     assert (limits.idle_s, limits.max_open) == (2.5, 7)
     defaults = session_limits_from_env({})
     assert defaults.idle_s >= 60 and defaults.max_open >= 1000
-    for name, value in ((IDLE_ENV, "0"), (IDLE_ENV, "soon"), (MAX_OPEN_ENV, "-1"), (MAX_OPEN_ENV, "1.5")):
+    bad = (
+        (IDLE_ENV, "0"),
+        (IDLE_ENV, "soon"),
+        (IDLE_ENV, "nan"),
+        (IDLE_ENV, "inf"),
+        (MAX_OPEN_ENV, "-1"),
+        (MAX_OPEN_ENV, "1.5"),
+    )
+    for name, value in bad:
         with pytest.raises(SystemExit, match=name):
             session_limits_from_env({name: value})
 
@@ -239,10 +247,32 @@ def test_connections_past_their_age_are_closed_and_the_clients_carry_on(start):
 
 
 def test_a_bad_connection_age_stops_the_service_at_start():
-    with pytest.raises(SystemExit, match=CONNECTION_AGE_ENV):
-        connection_age_options({CONNECTION_AGE_ENV: "soon"})
+    for value in ("soon", "0", "nan", "inf", "1e-9"):
+        with pytest.raises(SystemExit, match=CONNECTION_AGE_ENV):
+            connection_age_options({CONNECTION_AGE_ENV: value})
     assert connection_age_options({}) == []
     assert dict(connection_age_options({CONNECTION_AGE_ENV: "300"})) == {
         "grpc.max_connection_age_ms": 300_000,
         "grpc.max_connection_age_grace_ms": 30_000,
     }
+
+
+@pytest.mark.timeout(60)
+def test_a_refused_reset_leaves_no_episode_to_resume(start):
+    env = start()
+    actions, _ = planned(4)
+
+    async def run() -> None:
+        async with SessionClient(env.address, timeout=WAIT_S) as session:
+            await session.reset(TASK, SPLIT, 4)
+            await session.step(actions[0])
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await session.reset("no_such_task", SPLIT, 4)
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            # The refusal ended the stream; the old episode must not come back in a new one.
+            with pytest.raises(grpc.aio.AioRpcError) as no_episode:
+                await session.step(actions[1])
+            assert no_episode.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert session.resumed == 0
+
+    asyncio.run(run())

@@ -166,12 +166,20 @@ def test_vector_client_auto_resets(address):
         vector.close()
 
 
-def test_vector_client_says_when_its_seeds_run_out(address):
+def test_vector_client_ends_each_env_when_its_seeds_run_out(address):
+    with pytest.raises(ValueError, match="no seed for env 2 of 3"):
+        VectorEnvClient(address, num_envs=3, task_id="issue_classification", seeds=iter(range(2))).reset()
     vector = VectorEnvClient(address, num_envs=2, task_id="issue_classification", seeds=iter(range(3)))
+    resolve = Action("mark_resolved")
     try:
-        vector.reset()  # seeds 0, 1; seed 2 drawn ahead for env 0
-        with pytest.raises(ValueError, match=r"`seeds` ran out.*itertools.count"):
-            vector.step([Action("mark_resolved")] * 2)  # env 0 goes on with seed 2; env 1 has none left
+        vector.reset()  # seeds 0 and 1; seed 2 drawn ahead for env 0, none left for env 1
+        observations, rewards, terminated, _, infos = vector.step([resolve] * 2)
+        assert terminated == [True, True] and vector.seeds == [2, 1]
+        assert "final_observation" in infos[0] and infos[1]["seeds_exhausted"] and not vector.done
+        ended = observations[1]
+        observations, rewards, terminated, _, infos = vector.step([resolve] * 2)  # env 1 is not sent
+        assert terminated == [True, False] and rewards[1] == 0.0 and observations[1] == ended
+        assert infos[1] == {"seed": 1, "seeds_exhausted": True} and vector.done
     finally:
         vector.close()
 

@@ -303,7 +303,11 @@ class VectorEnvClient:
     Finished episodes reset automatically to the next seed from `seeds` (drawn one episode
     ahead for each env), in the same call as the step that finished them (next_episode);
     that step returns its last observation in info["final_observation"] and the new
-    episode's first observation in place, as gymnasium's vector envs do.
+    episode's first observation in place, as gymnasium's vector envs do. When a finite
+    `seeds` has none left for an env, its episode just ends there: from then on it is not
+    sent, its entry repeats its last observation with reward 0, not terminated, and
+    info["seeds_exhausted"] True, and the action given for it is ignored (None will do);
+    `done` says when every env is so (step no more).
 
     With `connections` > 1 the episodes are split into that many shards, each sent at the
     same time on its own connection: a server spreads connections over its worker
@@ -335,6 +339,8 @@ class VectorEnvClient:
         self.tokens: list[bytes] = [b""] * num_envs
         self.seeds: list[int] = [0] * num_envs
         self._next_seeds: list[int | None] = [None] * num_envs
+        self.exhausted: list[bool] = [False] * num_envs  # ended with no seed left for another episode
+        self._last: list[Observation | None] = [None] * num_envs  # an exhausted env's last observation
         # Each env's briefing, converted once per episode (codec.observation_from_pb).
         self._briefings: list[Briefing | None] = [None] * num_envs
 
@@ -367,8 +373,8 @@ class VectorEnvClient:
             seed = next(self._seeds, None)
             if seed is None:  # not StopIteration, which a caller's generator would turn into RuntimeError
                 raise ValueError(
-                    f"VectorEnvClient: `seeds` ran out: env {i} needs a new episode and no seed is left; stop "
-                    "stepping once your episodes are done, or pass an endless iterator (itertools.count())"
+                    f"VectorEnvClient: `seeds` has no seed for env {i} of {self.num_envs}: give at least one "
+                    "per env, or an endless iterator (itertools.count())"
                 )
             self.seeds[i] = seed
             requests[i] = reset_request(self.task_id, self.split, self.seeds[i])
@@ -386,7 +392,13 @@ class VectorEnvClient:
     def reset(self) -> list[Observation]:
         observations = self._reset_many(range(self.num_envs))
         self._next_seeds = [next(self._seeds, None) for _ in range(self.num_envs)]
+        self.exhausted, self._last = [False] * self.num_envs, [None] * self.num_envs
         return observations
+
+    @property
+    def done(self) -> bool:
+        """Every env has ended its last episode (a finite `seeds` ran out)."""
+        return all(self.exhausted)
 
     def _step_request(self, i: int, action: Action | dict[str, Any] | str | pb.Action) -> env_pb2.StepRequest:
         request = env_pb2.StepRequest(state_token=self.tokens[i], action=action_pb(action))
@@ -399,11 +411,17 @@ class VectorEnvClient:
     ) -> tuple[list[Observation], list[float], list[bool], list[bool], list[dict[str, Any]]]:
         if len(actions) != self.num_envs:
             raise ValueError(f"expected {self.num_envs} actions, got {len(actions)}")
-        requests = {i: self._step_request(i, action) for i, action in enumerate(actions)}
+        requests = {i: self._step_request(i, actions[i]) for i in range(self.num_envs) if not self.exhausted[i]}
         replies = self._batch("StepBatch", env_pb2.StepBatchRequest, requests)
         observations, rewards, terminated, truncated, infos = [], [], [], [], []
-        unseeded = []  # finished with no next seed drawn (a finite `seeds`): reset the old way
         for i in range(self.num_envs):
+            if self.exhausted[i]:  # not sent: its episode ended with no seed left
+                observations.append(self._last[i])
+                rewards.append(0.0)
+                terminated.append(False)
+                truncated.append(False)
+                infos.append({"seed": self.seeds[i], "seeds_exhausted": True})
+                continue
             item = replies[i]
             self.tokens[i] = item.state_token
             obs, reward, term, trunc, info = step_result(item, self._briefings[i])
@@ -413,17 +431,14 @@ class VectorEnvClient:
                 obs = self._first_observation(i, item.next_episode.observation)
                 self.tokens[i], self.seeds[i] = item.next_episode.state_token, self._next_seeds[i]
                 self._next_seeds[i] = next(self._seeds, None)
-            elif term or trunc:
-                unseeded.append(i)
+            elif term or trunc:  # no next seed was drawn: `seeds` ran out, this env is done
+                self.exhausted[i], self._last[i] = True, obs
+                info["seeds_exhausted"] = True
             observations.append(obs)
             rewards.append(reward)
             terminated.append(term)
             truncated.append(trunc)
             infos.append(info)
-        if unseeded:
-            for i, fresh in zip(unseeded, self._reset_many(unseeded), strict=True):
-                infos[i]["final_observation"] = observations[i]
-                observations[i] = fresh
         return observations, rewards, terminated, truncated, infos
 
 
@@ -439,10 +454,11 @@ STREAM_LOST = (
 )
 
 
-def _stream_lost(exc: Exception, fresh: bool) -> bool:
+def _stream_lost(exc: Exception, first: bool) -> bool:
+    """Whether `exc`, ending an exchange (`first`: a new stream's first), lost the stream rather than the request."""
     if not isinstance(exc, grpc.aio.AioRpcError):
         return True  # closed without a status, or no reply within the timeout
-    return exc.code() in STREAM_LOST or (fresh and exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
+    return exc.code() in STREAM_LOST or (first and exc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED)
 
 
 def _reply_token(reply: env_pb2.SessionResponse) -> bytes:
@@ -487,7 +503,7 @@ class SessionClient:
         self._call: Any = None
         self.timeout, self.resume, self.retries = timeout, resume, max(1, retries)
         self.token = b""  # the episode's last state token (with resume)
-        self.resumed = 0  # episodes resumed in a new stream so far
+        self.resumed = 0  # times the episode went on in a new stream (SessionRequest.resume)
 
     async def __aenter__(self) -> SessionClient:
         self._call = self._stub.Session()
@@ -523,16 +539,19 @@ class SessionClient:
         if not self.resume:
             return await self._exchange(request)
         request.want_token = True
+        if request.WhichOneof("kind") == "reset":
+            self.token = b""  # the old episode is over, even if this reset is refused
         for attempt in range(self.retries):
-            fresh = self._open_call() is None
+            first = self._open_call() is None  # the next exchange is a new stream's first
             try:
-                if fresh and self.token and request.WhichOneof("kind") in ("step", "state"):
-                    self.resumed += 1
+                if first and self.token and request.WhichOneof("kind") in ("step", "state"):
                     await self._exchange(env_pb2.SessionRequest(resume=self.token))
+                    self.resumed += 1
+                    first = False
                 reply = await self._exchange(request)
                 break
             except (grpc.aio.AioRpcError, ConnectionError, TimeoutError) as exc:
-                if not _stream_lost(exc, fresh) or attempt == self.retries - 1:
+                if not _stream_lost(exc, first) or attempt == self.retries - 1:
                     raise
                 self._call.cancel()
                 self._call = None

@@ -90,8 +90,8 @@ def connection_age_options(environ: dict[str, str] | os._Environ[str] = os.envir
                 seconds = float(text)
             except ValueError:
                 seconds = -1.0
-            if seconds <= 0:
-                raise SystemExit(f"{name}={text!r} must be a positive number of seconds")
+            if not 0.001 <= seconds < 1e9:  # a whole millisecond or more; refuses nan and inf too
+                raise SystemExit(f"{name}={text!r} must be a number of seconds from 0.001 to 1e9")
         options.append((key, int(seconds * 1000)))
     return options
 
