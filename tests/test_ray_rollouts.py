@@ -36,6 +36,9 @@ SPLIT = "train"
 def cluster():
     """Two env replicas and a grader (one worker each), and a local Ray; all stopped at the end."""
     settings = {"SUPPORTENV_WORKERS": "1", "SUPPORTENV_LOG_LEVEL": "WARNING"}
+    # Ray waits 30 s for its control store to come up; on a 2-core machine busy with other work
+    # that ran out once (a start-up error, not a test failure): give it Ray's own longer wait.
+    os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
     with EmbeddedServices(settings, env_replicas=2) as services:
         init_ray(
             num_cpus=2,
