@@ -158,10 +158,28 @@ _IMPACT_QUESTION_RE = re.compile(
 )
 
 
-def _question_for_no_fact(question: str) -> str:
-    """The first question in `question` that names no fact, nor a new address (answered apart)."""
+# A question that only asks for what the agent asked for by name ("Could you please share these
+# details?" with the fields): the request itself, not a question of its own (make run's first
+# episode answered it "Not that I know of.").
+_ASKS_FOR_THE_FIELDS_RE = re.compile(
+    r"^\s*(?:(?:could|can|would|will) you\s+)?(?:please\s+)?(?:kindly\s+)?(?:share|provide|send|give|tell|confirm|"
+    r"let me know|pass on)\b(?:\s+(?:me|us|with me|please))*\s+(?:these|those|the|them|that|this|it|your)?"
+    r"\s*(?:details?|info(?:rmation)?|facts?|things|them|those|these)?\s*(?:,?\s*please)?\s*\?$",
+    re.IGNORECASE,
+)
+
+
+def _question_for_no_fact(question: str, fields: tuple[str, ...] = ()) -> str:
+    """The first question in `question` that names no fact, nor a new address (answered apart),
+    nor only asks for the `fields` named."""
     return next(
-        (q for q in _QUESTION_RE.findall(question or "") if not fields_in_question(q) and not _NEW_EMAIL_RE.search(q)),
+        (
+            q
+            for q in _QUESTION_RE.findall(question or "")
+            if not fields_in_question(q)
+            and not _NEW_EMAIL_RE.search(q)
+            and not (fields and _ASKS_FOR_THE_FIELDS_RE.match(q))
+        ),
         "",
     )
 
@@ -214,7 +232,7 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
     elif question and _WHAT_HAPPENED_RE.search(question):
         # "...and what arrived in the box instead?": the customer tells it again, in its own words.
         sentences.append(_pick(f"{ticket}|{step}|again", content.TOLD_AGAIN_REPLIES).format(_own_words(scenario)))
-    elif (other := _question_for_no_fact(question)) and _COUNTRY_RE.search(other) and _ships_abroad(scenario):
+    elif (other := _question_for_no_fact(question, fields)) and _COUNTRY_RE.search(other) and _ships_abroad(scenario):
         # "Which country are you in?" of a customer asking about shipping abroad: it knows (audit round 43)
         country = _pick(f"{ticket}|country", content.COUNTRIES)
         sentences.append(_pick(f"{ticket}|{step}|country", content.COUNTRY_REPLIES).format(country))

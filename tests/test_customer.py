@@ -1701,3 +1701,19 @@ def test_an_answer_given_too_early_for_one_issue_is_said_of_that_issue():
     reply = _reply_now(state)
     assert issue_words([second]) in reply and re.search(_pattern("missing_facts"), reply), reply
     assert re.match(_pattern("partly_solved_held_up", "partly_solved_held_up_photos"), reply), reply
+
+
+def test_a_request_for_the_fields_asked_is_not_answered_as_a_question_of_its_own():
+    """make run's first episode: ask_for_more_info(card_last_four, amount) with "Could you please
+    share these details?" got "... Not that I know of." (newcomer walk-through, 2026-12-04): the
+    words only ask for the fields named, so the customer gives (or cannot give) those, no more."""
+    scenario = generate(HARD, "test", 0)
+    fields = ("card_last_four", "amount")
+    for words in ("Could you please share these details?", "Can you provide that, please?", "Please send them?"):
+        reply = customer.answer(scenario, (), fields, words, 2).reply
+        assert not any(r in reply for r in content.NOT_THAT_I_KNOW_REPLIES + content.UNSURE_REPLIES), (words, reply)
+    # A question of its own beside the fields is still answered, and the same words with no field named too.
+    own = customer.answer(scenario, (), fields, "Do you still have the backup codes?", 2).reply
+    assert any(r in own for r in content.NOT_THAT_I_KNOW_REPLIES), own
+    alone = customer.answer(scenario, (), (), "Could you please share these details?", 2).reply
+    assert alone, alone
