@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.story:  # before the bar, which would otherwise sit above it
             with Runner(env_addr, grader_addr, policy, args.split, quiet=True) as teller:
                 tell_one_episode(teller, args.tasks, args.seed_start, policy.name)
-            print(f"\nNow the run: {total} episodes ({', '.join(args.tasks)}), each graded by the grader service ...")
+            print(f"\nNow the run: {total} episodes of {len(args.tasks)} tasks, each graded by the grader service ...")
         progress = stack.enter_context(Progress(total, wants_bar(sys.stderr, args.quiet)))
         # [STEP] lines printed to the same terminal as the bar go around it, never through it.
         out = BarSafeLines(progress, sys.stdout) if progress.enabled and is_terminal(sys.stdout) else None

@@ -8,12 +8,14 @@ it only formats what the env and the grader answered.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import IO
 
 from supportenv.actions import Action
 from supportenv.episode import Observation
-from supportenv.play import format_grade, heading
+from supportenv.graders import Grade
+from supportenv.play import heading
 from supportenv.rewards import REWARD_TABLE
 from supportenv.v1 import convert, grader_pb2
 
@@ -22,10 +24,12 @@ INDENT = " " * 8
 
 # One line per column of the per-task table, printed under it (render_table).
 TABLE_COLUMNS = (
+    ("weight", "the task's share of the weighted score (fixed by the task, not measured)"),
+    ("episodes", "tickets played: seeds 0, 1, 2, ... of the split"),
     ("mean score", "the grader's score of each episode (0 to 1), averaged: the figure the README's scoreboard gives"),
     ("pass rate", "the share of episodes that passed: score at least the task's pass mark and every gate held"),
     ("mean reward", "the step rewards summed over each episode, averaged: the shaped RL signal, not the grade"),
-    ("weighted score", "0.2 x easy + 0.3 x medium + 0.5 x hard mean score: the source design's one figure"),
+    ("weighted score", "each task's mean score times its weight, summed: the project's one headline figure"),
 )
 
 
@@ -82,11 +86,42 @@ class Narrator:
         if grade is None:
             self._print(f"The episode failed before it was graded: {error}")
             return
-        self._print(format_grade(convert.grade_from_pb(grade)))
+        self._print(format_story_grade(convert.grade_from_pb(grade)))
         self._print(
-            "Step rewards are the shaped signal a learner gets at every step (the README's reward table names "
-            f"all {len(REWARD_TABLE)} parts); the grade is the episode's verdict."
+            _wrap(
+                "Step rewards are the shaped signal a learner gets at every step (the README's reward table "
+                f"names all {len(REWARD_TABLE)} parts); the grade is the episode's verdict.",
+                "",
+            )
         )
+
+
+def format_story_grade(grade: Grade) -> str:
+    """The grade as play's format_grade gives it, with each component's detail wrapped under its
+    row, so the told episode fits a terminal's width."""
+    verdict = "passed" if grade.passed else "not passed"
+    version = f"grader version {grade.grader_version}"
+    lines = [heading("GRADE"), f"Score {grade.score:.3f}: {verdict} (pass mark {grade.pass_threshold:.2f}; {version})"]
+    width = max(len("component"), *(len(c.name) for c in grade.components))
+    lines.append(f"  {'component':<{width}}  score  weight  weighted")
+    scaled = False
+    for c in grade.components:
+        share = _SHARE_RE.search(c.detail)  # the same long note on most rows: a mark on the row instead
+        mark = f"  x{share.group(1)}*" if share else ""
+        scaled = scaled or bool(share)
+        lines.append(f"  {c.name:<{width}}  {c.score:.3f}  {c.weight:6.2f}  {c.score * c.weight:8.3f}{mark}")
+        lines.append(_wrap(_SHARE_RE.sub("", c.detail)))
+    if scaled:
+        lines.append("  * credited for the share of the case handled")
+    if grade.failed_gates:
+        lines.append(_wrap("Failed gates (each fails the grade): " + "; ".join(grade.failed_gates), ""))
+    else:
+        lines.append("Gates: all held")
+    return "\n".join(lines)
+
+
+# "(x0.50: credited for the share of the case handled)", which most components of a partly handled case end with.
+_SHARE_RE = re.compile(r"\s*\(x(\d+\.\d+): credited for the share of the case handled\)")
 
 
 def explain_table(episodes: int, split: str, readme_episodes: int = 200) -> str:
@@ -96,9 +131,12 @@ def explain_table(episodes: int, split: str, readme_episodes: int = 200) -> str:
     lines = [f"  {name:<{width}}  {meaning}" for name, meaning in TABLE_COLUMNS]
     if episodes != readme_episodes or split != "test":
         lines.append(
-            f"This run played {episodes} `{split}` seeds per task; the README's scoreboard plays {readme_episodes} "
-            f"`test` seeds (0-{readme_episodes - 1}), so its figures differ by which tickets were drawn: "
-            f"`make run EPISODES={readme_episodes}` gives them exactly."
+            _wrap(
+                f"This run played {episodes} `{split}` seeds per task; the README's scoreboard plays "
+                f"{readme_episodes} `test` seeds (0-{readme_episodes - 1}), so its figures differ by which "
+                f"tickets were drawn: `make run EPISODES={readme_episodes}` gives them exactly.",
+                "",
+            )
         )
     else:
         lines.append("These are the README scoreboard's seeds: its figures for this policy are these.")
