@@ -522,7 +522,11 @@ def c_information_gathering(scenario: Scenario, state: EpisodeState, opt: _Optim
         others = (
             f"{len(in_time)}/{len(needed)} other needed facts gathered{when}" if needed else "no other facts needed"
         )
-        why = [f"the account email, missing at the answer, is charged by policy compliance (identity check); {others}"]
+        if "verify_identity" in state.violations:
+            email = "the account email, missing at the answer, is charged by policy compliance (identity check)"
+        else:  # no answer was given without it: the issue that needed it went unanswered, resolution's to charge
+            email = "the account email is counted with the issue that needs it, which was not answered"
+        why = [f"{email}; {others}"]
     else:
         why = [f"{len(in_time)}/{len(needed)} needed facts gathered{when}" if needed else "no facts to gather"]
     why += [f"gathered after the answer: {', '.join(map(fact_label, late))}"] if late else []

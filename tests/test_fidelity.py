@@ -821,3 +821,21 @@ def test_a_question_in_vain_is_charged_once_by_information_gathering():
         assert "charged by information gathering" in grade["efficiency"].detail
         seen += 1
     assert seen >= 20
+
+
+def test_a_component_says_an_identity_charge_only_where_policy_compliance_makes_it():
+    """make run's first episode (the rule baseline on end_to_end_resolution test seed 0): information
+    gathering said the missing account email "is charged by policy compliance (identity check)"
+    while policy compliance said "no rules broken" (newcomer walk-through, 2026-12-04): the issue
+    that needed the email was never answered, so no answer went out without it."""
+    from baseline_agent.policies import make_policy
+
+    scenario, state = new_episode("end_to_end_resolution", "test", 0)
+    policy = make_policy("rule")
+    policy.begin("end_to_end_resolution", "test", 0)
+    while not state.done:
+        step(scenario, state, policy.act(observe(scenario, state)))
+    details = {c.name: c.detail for c in grade_state(scenario, state).components}
+    assert "verify_identity" not in state.violations
+    assert "charged by policy compliance" not in details["information_gathering"], details
+    assert "not answered" in details["information_gathering"], details
