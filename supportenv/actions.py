@@ -190,9 +190,11 @@ def parse(raw: Action | str | dict[str, Any]) -> Action:
         return validate(Action(_KIND_ALIASES.get(raw, raw)))
     if isinstance(raw, dict):
         data = dict(raw)
-        kind = data.pop("action_type", None) or data.pop("kind", None)
+        # "action": the key of the prompt's JSON replies (supportenv.play, the LLM policy), so a
+        # reply played there works here as written.
+        kind = data.pop("action_type", None) or data.pop("kind", None) or data.pop("action", None)
         if not isinstance(kind, str):
-            raise InvalidActionError("an action dict needs 'action_type' (or 'kind')")
+            raise InvalidActionError("an action dict needs 'action_type' (or 'kind', or 'action' as in the prompt)")
         params = data.pop("parameters", None) or {}
         if not isinstance(params, dict):
             raise InvalidActionError(f"'parameters' must be a dict, not {type(params).__name__}")

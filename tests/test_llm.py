@@ -20,10 +20,10 @@ import pytest
 
 from baseline_agent.runner import Runner
 from supportenv import SupportEnv
-from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action, invalid
+from supportenv.actions import ACTION_KINDS, INVALID_KIND, Action, invalid, parse
 from supportenv.catalog import ARTICLE_NEEDS, ARTICLES, CATEGORIES, DEPARTMENTS, PRIORITIES
 from supportenv.episode import Observation
-from supportenv.llm import action_tools, parse_action, parse_tool_call, render_prompt
+from supportenv.llm import ACTION_SPECS, action_tools, parse_action, parse_tool_call, render_prompt
 from supportenv.world import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -609,3 +609,22 @@ def test_llm_policy_offers_the_tools_on_the_expert_task():
         assert policy.act(obs).kind == "mark_resolved"
     names = [t["function"]["name"] for t in model.requests[0]["tools"]]
     assert "issue_refund" in names and "use_tool" not in names
+
+
+def test_a_reply_as_the_prompt_writes_it_is_an_action_dict_of_the_library_too():
+    """A newcomer played a ticket with supportenv.play, then passed the same JSON to
+    SupportEnv.step and got "an action dict needs 'action_type'" (walk-through, 2026-12-04)."""
+    replies = [
+        {"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"},
+        {"action": "ask_for_more_info", "fields": ["order_id", "amount"], "question": "Which order was it?"},
+        {"action": "respond_with_solution", "message": "I have refunded the duplicate.", "article_id": "KB-PAY-01"},
+        {"action": "suggest_knowledge_base", "article_id": "KB-PAY-01"},
+        {"action": "assign_department", "department": "billing", "note": "duplicate charge"},
+        {"action": "escalate_to_human", "reason": "over the cap"},
+        {"action": "request_callback", "reason": "wants a call"},
+        {"action": "mark_resolved", "summary": "refunded"},
+        {"action": "use_tool", "tool": "look_up_order", "arguments": {"order_id": "ORD-123456"}},
+    ]
+    assert {r["action"] for r in replies} >= set(ACTION_SPECS)
+    for reply in replies:
+        assert parse(reply) == parse_action(json.dumps(reply)), reply
