@@ -1,14 +1,21 @@
 """Rollout workers as Ray actors (baseline_agent.ray_rollouts) against two env replicas on one
 token key and a grader, all on loopback: every episode the actors return is the library's,
 reward for reward and grade for grade, and every client is built inside an actor's process.
-One local Ray for the module, kept small (2 CPUs, no dashboard, a minimal object store)."""
+One local Ray for the module, kept small and on loopback (see start_local_ray)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
+# Loopback only, as every load test here: by default Ray binds its control store and agents to the
+# machine's outward address (which a sandboxed CI may not route). Ray reads this when imported; with
+# it off, Ray's node address is 127.0.0.1 (the flag's name says why Ray has it: local-only clusters).
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 ray = pytest.importorskip("ray")
 
 from baseline_agent.embedded import ROOT, EmbeddedServices  # noqa: E402
@@ -32,6 +39,28 @@ pytestmark = pytest.mark.timeout(240)
 SPLIT = "train"
 
 
+def start_local_ray(temp_dir: str) -> None:
+    """A local Ray kept small (2 CPUs, no dashboard, a minimal object store) on 127.0.0.1 (see the
+    top of the module). Its own files go to `temp_dir`, so no earlier session's /tmp/ray is reused."""
+    init_ray(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=80 * 2**20,  # about Ray's minimum; the records are small
+        log_to_driver=False,
+        _temp_dir=temp_dir,
+    )
+
+
+def control_store_log(temp_dir: str) -> str:
+    """The tail of each Ray session's control-store (GCS) log under `temp_dir`: why it did not start."""
+    tails = []
+    for log in sorted(Path(temp_dir).glob("session_*/logs/gcs_server*")):
+        text = log.read_text(errors="replace").strip()
+        if text:
+            tails.append(f"--- {log.name}:\n" + "\n".join(text.splitlines()[-15:]))
+    return "\n".join(tails) or "(no control-store log was written)"
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """Two env replicas and a grader (one worker each), and a local Ray; all stopped at the end."""
@@ -39,17 +68,25 @@ def cluster():
     # Ray waits 30 s for its control store to come up; on a 2-core machine busy with other work
     # that ran out once (a start-up error, not a test failure): give it Ray's own longer wait.
     os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
+    temp_dir = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths must fit 107 bytes
     with EmbeddedServices(settings, env_replicas=2) as services:
-        init_ray(
-            num_cpus=2,
-            include_dashboard=False,
-            object_store_memory=80 * 2**20,  # about Ray's minimum; the records are small
-            log_to_driver=False,
-        )
         try:
+            try:
+                start_local_ray(temp_dir)
+            except RuntimeError as first:  # Ray's head did not come up: once more, afresh
+                ray.shutdown()
+                try:
+                    start_local_ray(temp_dir)
+                except RuntimeError as second:
+                    ray.shutdown()
+                    # Ray itself cannot start on this machine: say why, loudly, and test nothing
+                    # of ours against a cluster that is not there.
+                    pytest.skip(f"a local Ray did not start twice ({first}; {second}):\n{control_store_log(temp_dir)}")
+            assert ray.util.get_node_ip_address() == "127.0.0.1"  # loopback only
             yield services
         finally:
             ray.shutdown()
+            shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def assert_librarys(task_id: str, record: EpisodeRecord) -> None:
