@@ -21,11 +21,12 @@ from env_service.live import LiveStates
 from env_service.sessions import SessionLimits
 from env_service.tokens import TokenCodec
 from supportenv.actions import Action, validate
-from supportenv.episode import EpisodeState, advance
+from supportenv.episode import EpisodeState, advance, observe
 from supportenv.errors import InvalidActionError, InvalidRequestError, UnknownTaskError
 from supportenv.replay import check_episode_key, new_episode
 from supportenv.tasks import ALL_TASKS
 from supportenv.v1 import WORKER_METADATA, codec, convert, env_pb2, env_pb2_grpc, types_pb2
+from supportenv.v1.describe import describe_environment
 from supportenv.v1.limits import MAX_BATCH, MAX_EPISODE_ID_CHARS, MAX_TOKEN_BYTES, LimitExceededError
 from supportenv.v1.malformed import own_request_checks, refuse_unparsable
 from supportenv.v1.status import NoEpisodeError, abort_for_error, rpc, status_for
@@ -184,6 +185,14 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
         scenario = generate(state.task_id, state.split, state.seed, self._world_key)
         return env_pb2.StateResponse(state=codec.episode_state(scenario, state))
+
+    @rpc
+    async def DescribeEnvironment(self, request, context):  # noqa: N802
+        if not request.state_token:
+            return describe_environment()
+        state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
+        scenario = generate(state.task_id, state.split, state.seed, self._world_key)
+        return describe_environment(observe(scenario, state))
 
     @rpc
     async def ResetBatch(self, request, context):  # noqa: N802

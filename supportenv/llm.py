@@ -122,6 +122,7 @@ USE_TOOL_WHAT = (
     "Call one of the help desk's tools (listed below) on the customer's records; its result (status, "
     "message and data) shows in the next observation."
 )
+USE_TOOL_EXAMPLE = f'{{"action": "{TOOL_KIND}", "tool": "<tool>", "arguments": {{"<argument>": "<value>"}}}}'
 TOOL_EXAMPLE_REPLY = (
     '{"action": "use_tool", "tool": "issue_refund", "arguments": {"order_id": "ORD-123456", "amount": "12.50"}}'
 )
@@ -137,7 +138,8 @@ class _ReplyError(Exception):
 # ---- prompt ----
 
 
-def _example(kind: str) -> str:
+def action_example(kind: str) -> str:
+    """A reply taking this action, its parameters as placeholders (the prompt shows it)."""
     _, params, _ = ACTION_SPECS[kind]
     example: dict[str, Any] = {"action": kind}
     for name, schema in params.items():
@@ -166,7 +168,8 @@ _HANDLING_RULE = (
 )
 
 
-def _passing(task_id: str) -> str:
+def grading_rule(task_id: str) -> str:
+    """The prompt's grading sentence: the components' weights, the pass mark and the gates."""
     rules = "; ".join(gate_rules(task_id).values())
     task = get_task(task_id)
     share = share_rule(task_id)
@@ -184,7 +187,8 @@ def takes_tools(obs: Observation) -> bool:
     return TOOL_KIND in allowed
 
 
-def _tool_example(spec: ToolSpec) -> str:
+def tool_example(spec: ToolSpec) -> str:
+    """A use_tool reply calling this tool, its arguments as placeholders."""
     return json.dumps({"action": TOOL_KIND, "tool": spec.name, "arguments": {a: f"<{a}>" for a in spec.arguments}})
 
 
@@ -194,14 +198,11 @@ def _tool_line(spec: ToolSpec) -> str:
     verified = (
         "needs the customer verified first (verify_identity)" if spec.needs_verification else "no verification needed"
     )
-    return f"- {signature}: {spec.description} Cost ${spec.cost:.2f}; {kind}; {verified}.\n  {_tool_example(spec)}"
+    return f"- {signature}: {spec.description} Cost ${spec.cost:.2f}; {kind}; {verified}.\n  {tool_example(spec)}"
 
 
 def _tools_section() -> str:
-    return (
-        "Tools (for use_tool; every argument value is a string; a tool with no arguments takes an empty "
-        '"arguments" object):\n' + "\n".join(_tool_line(spec) for spec in TOOLS)
-    )
+    return TOOLS_HEADER + "\n" + "\n".join(_tool_line(spec) for spec in TOOLS)
 
 
 _TOOL_RULE = (
@@ -211,29 +212,57 @@ _TOOL_RULE = (
 )
 
 
+# The fixed texts of the system prompt (DescribeEnvironment's PromptTexts gives them to other clients).
+INTRO = (
+    "You are a customer-support agent working one ticket, one action per turn. Each action is "
+    "rewarded or penalised; the finished conversation is graded."
+)
+TOOLS_HEADER = (
+    "Tools (for use_tool; every argument value is a string; a tool with no arguments takes an empty "
+    '"arguments" object):'
+)
+KNOWLEDGE_BASE_HEADER = (
+    "Knowledge base (article_id, title (the facts it needs before it can be applied): steps). An answer "
+    "must say the solution in words; citing an article_id alone is not an answer:"
+)
+OUTPUT_FORMAT = (
+    "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
+    'Its "action" key names the action; the other keys are that action\'s parameters. Example:'
+)
+
+
+def task_rules(task_id: str, tools: bool | None = None) -> str:
+    """The prompt's rules paragraph for a task: triage; then handling; then, with tools (by
+    default where the task takes them), the records."""
+    if task_id == "issue_classification":
+        return _TRIAGE_RULE
+    tools = TOOL_KIND in get_task(task_id).allowed_actions if tools is None else tools
+    return _TRIAGE_RULE + _HANDLING_RULE + (_TOOL_RULE if tools else "")
+
+
+def _action_line(kind: str) -> str:
+    what, _, required = ACTION_SPECS[kind]
+    cost = ACTION_COSTS.get(kind, 0.0)
+    needs = f"required: {', '.join(required)}" if required else "all parameters optional"
+    return f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {action_example(kind)}"
+
+
 def system_prompt(obs: Observation) -> str:
     tools = takes_tools(obs)
-    actions = []
-    for kind, (what, _, required) in ACTION_SPECS.items():
-        cost = ACTION_COSTS.get(kind, 0.0)
-        needs = f"required: {', '.join(required)}" if required else "all parameters optional"
-        actions.append(f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {_example(kind)}")
+    actions = [_action_line(kind) for kind in ACTION_SPECS]
     if tools:
         actions.append(
             f"- {TOOL_KIND}: {USE_TOOL_WHAT} Cost: the tool's; required: tool, and the tool's arguments.\n"
-            f'  {{"action": "{TOOL_KIND}", "tool": "<tool>", "arguments": {{"<argument>": "<value>"}}}}'
+            f"  {USE_TOOL_EXAMPLE}"
         )
     issues = [f"  - {i.issue_id} ({i.category}): {i.title}" for i in ISSUE_TYPES]
     articles = [f"- {a.article_id} {a.title} ({_needs(a.article_id)}): {'; '.join(a.steps)}." for a in ARTICLES]
     policy = [f"- {rule}" for rule in obs.policy]
     sections = [
-        "You are a customer-support agent working one ticket, one action per turn. Each action is "
-        "rewarded or penalised; the finished conversation is graded.",
+        INTRO,
         f"Task: {obs.task_instructions}",
-        _passing(obs.task_id),
-        _TRIAGE_RULE
-        if obs.task_id == "issue_classification"
-        else _TRIAGE_RULE + _HANDLING_RULE + (_TOOL_RULE if tools else ""),
+        grading_rule(obs.task_id),
+        task_rules(obs.task_id, tools),
         "Actions (reply with exactly one):\n" + "\n".join(actions),
         *([_tools_section()] if tools else []),
         "Allowed values:\n"
@@ -242,13 +271,9 @@ def system_prompt(obs: Observation) -> str:
         f"- department: {', '.join(DEPARTMENTS)}\n"
         f"- fields (facts you can ask for): {', '.join(REQUESTABLE_FIELDS)}\n"
         "- issue_type (with its category):\n" + "\n".join(issues),
-        "Knowledge base (article_id, title (the facts it needs before it can be applied): steps). An answer "
-        "must say the solution in words; citing an article_id alone is not an answer:\n" + "\n".join(articles),
+        KNOWLEDGE_BASE_HEADER + "\n" + "\n".join(articles),
         "Policy rules:\n" + "\n".join(policy),
-        "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
-        'Its "action" key names the action; the other keys are that action\'s parameters. Example:\n'
-        + EXAMPLE_REPLY
-        + (f"\nA tool call:\n{TOOL_EXAMPLE_REPLY}" if tools else ""),
+        OUTPUT_FORMAT + "\n" + EXAMPLE_REPLY + (f"\nA tool call:\n{TOOL_EXAMPLE_REPLY}" if tools else ""),
     ]
     return "\n\n".join(sections)
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from supportenv import expert
 from supportenv.actions import Action, validate
 from supportenv.episode import EpisodeState, advance, start_state
-from supportenv.errors import InvalidRequestError
+from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
 from supportenv.tasks import get_task
 from supportenv.world import SPLITS, Scenario, generate
 
@@ -88,7 +88,16 @@ def replay(
         )
     scenario, state = new_episode(task_id, split, seed, episode_id, world_key)
     for index, action in enumerate(actions):
+        # A failing action is named by its index from 0, as StepBatch names its items; an action
+        # after the end is refused as Step refuses it (EpisodeFinishedError: FAILED_PRECONDITION).
         if state.done:
-            raise InvalidRequestError(f"action {index + 1} comes after the episode ended at step {state.step}")
-        advance(scenario, state, validate(action))
+            why = "ticket marked resolved" if state.terminated else "out of steps"
+            raise EpisodeFinishedError(
+                f"actions[{index}] comes after the episode ended at step {state.step} ({why}): a trajectory ends "
+                "with the action that ends its episode"
+            )
+        try:
+            advance(scenario, state, validate(action))
+        except InvalidActionError as exc:
+            raise InvalidActionError(f"actions[{index}]: {exc}") from exc
     return scenario, state

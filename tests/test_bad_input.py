@@ -416,6 +416,24 @@ CASES: dict[str, Case] = {
         limit="MAX_MESSAGE_BYTES",
     ),
     "State/garbage-bytes": Case("State", lambda w: GARBAGE, INVALID, "malformed request"),
+    # DescribeEnvironment: its token is optional, but a bad one is refused as State refuses it
+    **{
+        f"DescribeEnvironment/token-{name}": Case(
+            "DescribeEnvironment",
+            lambda w, bad=bad: env_pb2.DescribeEnvironmentRequest(state_token=bad(w)),
+            INVALID,
+            "state_token",
+        )
+        for name, bad in BAD_TOKENS.items()
+        if name != "empty"
+    },
+    "DescribeEnvironment/over-message-limit": Case(
+        "DescribeEnvironment",
+        lambda w: padded(env_pb2.DescribeEnvironmentRequest(state_token=w.fresh), MAX_MESSAGE_BYTES + 1),
+        EXHAUSTED,
+        limit="MAX_MESSAGE_BYTES",
+    ),
+    "DescribeEnvironment/garbage-bytes": Case("DescribeEnvironment", lambda w: GARBAGE, INVALID, "malformed request"),
     # ResetBatch: errors name the failing item
     "ResetBatch/over-max-batch": Case(
         "ResetBatch",
@@ -656,7 +674,10 @@ CASES: dict[str, Case] = {
         "at most",
     ),
     "Grade/actions-after-the-end": Case(
-        "Grade", lambda w: grade_req(actions=[resolve(), classify()]), INVALID, "after the episode ended"
+        "Grade",
+        lambda w: grade_req(actions=[resolve(), classify()]),
+        PRECONDITION,
+        "actions[1] comes after the episode ended",
     ),
     "Grade/episode-id-too-long": Case(
         "Grade",
@@ -695,6 +716,10 @@ BOUNDARIES: dict[str, Case] = {
     "Step/use-tool-no-argument-tool": Case("Step", lambda w: step_req(w.expert, tool("check_service_status")), OK),
     "Step/token-at-its-largest": Case("Step", lambda w: step_req(w.fat, classify()), OK, limit="MAX_TOKEN_BYTES"),
     "State/ended-episode": Case("State", lambda w: env_pb2.StateRequest(state_token=w.ended), OK),
+    "DescribeEnvironment/no-token": Case("DescribeEnvironment", lambda w: env_pb2.DescribeEnvironmentRequest(), OK),
+    "DescribeEnvironment/ended-episode": Case(
+        "DescribeEnvironment", lambda w: env_pb2.DescribeEnvironmentRequest(state_token=w.ended), OK
+    ),
     "ResetBatch/empty": Case("ResetBatch", lambda w: env_pb2.ResetBatchRequest(), OK),
     "ResetBatch/at-max-batch": Case(
         "ResetBatch",
@@ -731,6 +756,7 @@ RESPONSE_TYPES = {
     "Reset": env_pb2.ResetResponse,
     "Step": env_pb2.StepResponse,
     "State": env_pb2.StateResponse,
+    "DescribeEnvironment": env_pb2.DescribeEnvironmentResponse,
     "ResetBatch": env_pb2.ResetBatchResponse,
     "StepBatch": env_pb2.StepBatchResponse,
     "Session": env_pb2.SessionResponse,

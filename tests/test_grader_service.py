@@ -97,8 +97,8 @@ def test_bad_trajectories(grader):
             grpc.StatusCode.INVALID_ARGUMENT,
             grader_pb2.GradeRequest(trajectory=pb.Trajectory(task_id="issue_classification", actions=[resolve] * 5)),
         ),
-        (
-            grpc.StatusCode.INVALID_ARGUMENT,
+        (  # an action after the end: as Step refuses it
+            grpc.StatusCode.FAILED_PRECONDITION,
             grader_pb2.GradeRequest(trajectory=pb.Trajectory(task_id="action_selection", actions=[resolve, resolve])),
         ),
         (
@@ -112,6 +112,33 @@ def test_bad_trajectories(grader):
     ]
     for code, request in cases:
         expect_status(code, lambda r=request: grader.Grade(r, timeout=5))
+
+
+def test_a_refused_trajectory_names_its_action_as_step_batch_names_an_item(env, grader):
+    """Counted from 0, as StepBatch's "item N"; and an action after the end gets Step's status."""
+    ask = pb.Action(ask_for_more_info=pb.AskForMoreInfo(fields=["order_id"]))
+    resolve, unset = pb.Action(mark_resolved=pb.MarkResolved()), pb.Action(classify_issue=pb.ClassifyIssue())
+    trajectory = pb.Trajectory(task_id="action_selection", actions=[ask, unset])
+    with pytest.raises(grpc.RpcError) as graded:
+        grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=5)
+    token = env.Reset(env_pb2.ResetRequest(task_id="action_selection"), timeout=5).state_token
+    with pytest.raises(grpc.RpcError) as batched:
+        env.StepBatch(
+            env_pb2.StepBatchRequest(requests=[env_pb2.StepRequest(state_token=token, action=a) for a in (ask, unset)]),
+            timeout=5,
+        )
+    assert graded.value.code() == batched.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert graded.value.details().startswith("actions[1]: ") and batched.value.details().startswith("item 1: ")
+    assert graded.value.details().removeprefix("actions[1]: ") == batched.value.details().removeprefix("item 1: ")
+
+    trajectory = pb.Trajectory(task_id="action_selection", actions=[resolve, resolve])
+    with pytest.raises(grpc.RpcError) as graded:
+        grader.Grade(grader_pb2.GradeRequest(trajectory=trajectory), timeout=5)
+    ended = env.Step(env_pb2.StepRequest(state_token=token, action=resolve), timeout=5).state_token
+    with pytest.raises(grpc.RpcError) as stepped:
+        env.Step(env_pb2.StepRequest(state_token=ended, action=resolve), timeout=5)
+    assert graded.value.code() == stepped.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert graded.value.details().startswith("actions[1] comes after the episode ended")
 
 
 def test_grader_ignores_what_the_client_claims(grader):

@@ -210,7 +210,8 @@ def test_grade_is_a_pure_replay():
 def test_grader_rejects_impossible_trajectories():
     with pytest.raises(InvalidRequestError, match="at most"):
         grade_trajectory("issue_classification", "train", 0, [classify("billing")] * 5)
-    with pytest.raises(InvalidRequestError, match="after the episode ended"):
+    # As stepping a finished episode is refused (EpisodeFinishedError), the action named from 0.
+    with pytest.raises(EpisodeFinishedError, match=r"actions\[1\] comes after the episode ended"):
         grade_trajectory("issue_classification", "train", 0, [resolve(), resolve()])
 
 

@@ -51,14 +51,16 @@ def start_local_ray(temp_dir: str) -> None:
     )
 
 
-def control_store_log(temp_dir: str) -> str:
-    """The tail of each Ray session's control-store (GCS) log under `temp_dir`: why it did not start."""
+def start_up_logs(temp_dir: str) -> str:
+    """The tail of each Ray session's control-store (GCS) and raylet logs under `temp_dir`: why it did
+    not start."""
     tails = []
-    for log in sorted(Path(temp_dir).glob("session_*/logs/gcs_server*")):
+    logs = Path(temp_dir).glob("session_*/logs/*")
+    for log in sorted(p for p in logs if p.name.startswith(("gcs_server", "raylet"))):
         text = log.read_text(errors="replace").strip()
         if text:
             tails.append(f"--- {log.name}:\n" + "\n".join(text.splitlines()[-15:]))
-    return "\n".join(tails) or "(no control-store log was written)"
+    return "\n".join(tails) or "(Ray wrote no start-up log)"
 
 
 @pytest.fixture(scope="module")
@@ -71,17 +73,18 @@ def cluster():
     temp_dir = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths must fit 107 bytes
     with EmbeddedServices(settings, env_replicas=2) as services:
         try:
-            try:
-                start_local_ray(temp_dir)
-            except RuntimeError as first:  # Ray's head did not come up: once more, afresh
-                ray.shutdown()
+            failures = []
+            for _attempt in range(2):  # Ray's head did not come up: once more, afresh
                 try:
                     start_local_ray(temp_dir)
-                except RuntimeError as second:
+                    break
+                except Exception as exc:  # Ray raises RuntimeError or a bare Exception on a start-up timeout
                     ray.shutdown()
-                    # Ray itself cannot start on this machine: say why, loudly, and test nothing
-                    # of ours against a cluster that is not there.
-                    pytest.skip(f"a local Ray did not start twice ({first}; {second}):\n{control_store_log(temp_dir)}")
+                    failures.append(f"{type(exc).__name__}: {exc}")
+            else:
+                # Ray itself cannot start on this machine now: say why, loudly, and test nothing of ours
+                # against a cluster that is not there.
+                pytest.skip(f"a local Ray did not start twice ({'; '.join(failures)}):\n{start_up_logs(temp_dir)}")
             assert ray.util.get_node_ip_address() == "127.0.0.1"  # loopback only
             yield services
         finally:

@@ -224,6 +224,12 @@ class EnvClient(_SyncClient):
     def state(self) -> env_pb2.EpisodeState:
         return self._call(self.stub.State, env_pb2.StateRequest(state_token=self.token)).state
 
+    def describe(self, with_prompt: bool = False) -> env_pb2.DescribeEnvironmentResponse:
+        """The world as a model is shown it (DescribeEnvironment); `with_prompt`: also the prompt
+        for this client's episode now (its system_prompt and user_prompt)."""
+        token = self.token if with_prompt else b""
+        return self._call(self.stub.DescribeEnvironment, env_pb2.DescribeEnvironmentRequest(state_token=token))
+
 
 class GraderClient(_SyncClient):
     """Grades a trajectory: the grader replays (task, split, seed, actions) from scratch."""

@@ -72,6 +72,11 @@ class EnvServiceStub:
                 request_serializer=supportenv_dot_v1_dot_env__pb2.SessionRequest.SerializeToString,
                 response_deserializer=supportenv_dot_v1_dot_env__pb2.SessionResponse.FromString,
                 _registered_method=True)
+        self.DescribeEnvironment = channel.unary_unary(
+                '/supportenv.v1.EnvService/DescribeEnvironment',
+                request_serializer=supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentRequest.SerializeToString,
+                response_deserializer=supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentResponse.FromString,
+                _registered_method=True)
 
 
 class EnvServiceServicer:
@@ -135,6 +140,19 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeEnvironment(self, request, context):
+        """Everything a client in any language needs to present the world to a model, from the
+        data the library itself uses: the tasks, each action's JSON schema and cost, the help
+        desk's tools, the knowledge base, the issue types, the allowed values, the policy of
+        every policy variant, the step-reward table, the grader's components, gates and
+        weights, and the fixed texts of the LLM policy's prompt. With a state_token, also the
+        prompt supportenv.llm writes for that episode's current observation. A bad or foreign
+        token: INVALID_ARGUMENT, as for Step.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EnvServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -172,6 +190,11 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     servicer.Session,
                     request_deserializer=supportenv_dot_v1_dot_env__pb2.SessionRequest.FromString,
                     response_serializer=supportenv_dot_v1_dot_env__pb2.SessionResponse.SerializeToString,
+            ),
+            'DescribeEnvironment': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeEnvironment,
+                    request_deserializer=supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentRequest.FromString,
+                    response_serializer=supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -366,6 +389,33 @@ class EnvService:
             '/supportenv.v1.EnvService/Session',
             supportenv_dot_v1_dot_env__pb2.SessionRequest.SerializeToString,
             supportenv_dot_v1_dot_env__pb2.SessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeEnvironment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/supportenv.v1.EnvService/DescribeEnvironment',
+            supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentRequest.SerializeToString,
+            supportenv_dot_v1_dot_env__pb2.DescribeEnvironmentResponse.FromString,
             options,
             channel_credentials,
             insecure,
