@@ -29,6 +29,18 @@ class EnvServiceStub:
     """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
     state_token, and the server needs nothing kept between calls (a worker's small cache
     of the states behind its latest tokens only saves work; a miss gives the same answer).
+
+    Statuses, the same on every RPC and transport; the message says what to fix:
+    - INVALID_ARGUMENT: a malformed request (bytes that do not parse, a required field
+    unset, an unknown split value, a negative seed, an action that breaks its message's rules
+    or that the task does not take, a state_token that is empty, altered, of another key
+    or release, or foreign to this world).
+    - NOT_FOUND: an unknown task_id (ListTasks names them).
+    - FAILED_PRECONDITION: a step on an episode that already ended (terminated or
+    truncated; Reset starts a new one), or a Session step before its first reset.
+    - RESOURCE_EXHAUSTED: a request over a limit (message size, batch size, token size, or
+    a worker's cap on open Session streams).
+    - DEADLINE_EXCEEDED: a Session stream left idle past the server's idle timeout.
     """
 
     def __init__(self, channel):
@@ -83,31 +95,48 @@ class EnvServiceServicer:
     """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
     state_token, and the server needs nothing kept between calls (a worker's small cache
     of the states behind its latest tokens only saves work; a miss gives the same answer).
+
+    Statuses, the same on every RPC and transport; the message says what to fix:
+    - INVALID_ARGUMENT: a malformed request (bytes that do not parse, a required field
+    unset, an unknown split value, a negative seed, an action that breaks its message's rules
+    or that the task does not take, a state_token that is empty, altered, of another key
+    or release, or foreign to this world).
+    - NOT_FOUND: an unknown task_id (ListTasks names them).
+    - FAILED_PRECONDITION: a step on an episode that already ended (terminated or
+    truncated; Reset starts a new one), or a Session step before its first reset.
+    - RESOURCE_EXHAUSTED: a request over a limit (message size, batch size, token size, or
+    a worker's cap on open Session streams).
+    - DEADLINE_EXCEEDED: a Session stream left idle past the server's idle timeout.
     """
 
     def ListTasks(self, request, context):
-        """The tasks this environment offers.
+        """The tasks this environment offers. Never fails on a well-formed request.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Reset(self, request, context):
-        """Start an episode of (task_id, split, seed).
+        """Start an episode of (task_id, split, seed): NOT_FOUND for an unknown task_id,
+        INVALID_ARGUMENT for an unset task_id, an unknown split value (SPLIT_UNSPECIFIED is
+        train), a negative seed or an overlong episode_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Step(self, request, context):
-        """Apply one action to the episode carried by state_token.
+        """Apply one action to the episode carried by state_token: INVALID_ARGUMENT for a bad
+        token or action (the episode is unchanged), FAILED_PRECONDITION once it has ended,
+        RESOURCE_EXHAUSTED when the next token would outgrow its limit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def State(self, request, context):
-        """Read the public state of the episode carried by state_token.
+        """Read the public state of the episode carried by state_token (INVALID_ARGUMENT for a
+        bad token; an ended episode's state is readable).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,7 +144,8 @@ class EnvServiceServicer:
 
     def ResetBatch(self, request, context):
         """Many Resets in one call (for vectorised training). Items are independent; if any
-        item is invalid the call fails with INVALID_ARGUMENT naming that item's index.
+        item is invalid the call fails with that item's status and a message starting
+        "item N: " (N counted from 0); RESOURCE_EXHAUSTED above the batch limit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -208,6 +238,18 @@ class EnvService:
     """Any replica answers any call: the whole episode travels in the opaque, HMAC-signed
     state_token, and the server needs nothing kept between calls (a worker's small cache
     of the states behind its latest tokens only saves work; a miss gives the same answer).
+
+    Statuses, the same on every RPC and transport; the message says what to fix:
+    - INVALID_ARGUMENT: a malformed request (bytes that do not parse, a required field
+    unset, an unknown split value, a negative seed, an action that breaks its message's rules
+    or that the task does not take, a state_token that is empty, altered, of another key
+    or release, or foreign to this world).
+    - NOT_FOUND: an unknown task_id (ListTasks names them).
+    - FAILED_PRECONDITION: a step on an episode that already ended (terminated or
+    truncated; Reset starts a new one), or a Session step before its first reset.
+    - RESOURCE_EXHAUSTED: a request over a limit (message size, batch size, token size, or
+    a worker's cap on open Session streams).
+    - DEADLINE_EXCEEDED: a Session stream left idle past the server's idle timeout.
     """
 
     @staticmethod

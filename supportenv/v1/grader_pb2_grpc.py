@@ -27,7 +27,12 @@ if _version_not_supported:
 
 class GraderServiceStub:
     """The grader trusts nothing but (task_id, split, seed, actions): it regenerates
-    the ticket and replays the actions to compute the score.
+    the ticket and replays the actions to compute the score. Statuses as EnvService's: a
+    refused action is named "actions[N]: " (N counted from 0, as StepBatch's items) with the
+    status Step would give it: INVALID_ARGUMENT for a malformed action or one the task does
+    not take, FAILED_PRECONDITION for an action after the one that ended the episode.
+    INVALID_ARGUMENT also for an unset trajectory or task_id, more actions than the task's
+    max_steps, a negative seed or an overlong episode_id; NOT_FOUND for an unknown task_id.
     """
 
     def __init__(self, channel):
@@ -45,7 +50,12 @@ class GraderServiceStub:
 
 class GraderServiceServicer:
     """The grader trusts nothing but (task_id, split, seed, actions): it regenerates
-    the ticket and replays the actions to compute the score.
+    the ticket and replays the actions to compute the score. Statuses as EnvService's: a
+    refused action is named "actions[N]: " (N counted from 0, as StepBatch's items) with the
+    status Step would give it: INVALID_ARGUMENT for a malformed action or one the task does
+    not take, FAILED_PRECONDITION for an action after the one that ended the episode.
+    INVALID_ARGUMENT also for an unset trajectory or task_id, more actions than the task's
+    max_steps, a negative seed or an overlong episode_id; NOT_FOUND for an unknown task_id.
     """
 
     def Grade(self, request, context):
@@ -72,7 +82,12 @@ def add_GraderServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class GraderService:
     """The grader trusts nothing but (task_id, split, seed, actions): it regenerates
-    the ticket and replays the actions to compute the score.
+    the ticket and replays the actions to compute the score. Statuses as EnvService's: a
+    refused action is named "actions[N]: " (N counted from 0, as StepBatch's items) with the
+    status Step would give it: INVALID_ARGUMENT for a malformed action or one the task does
+    not take, FAILED_PRECONDITION for an action after the one that ended the episode.
+    INVALID_ARGUMENT also for an unset trajectory or task_id, more actions than the task's
+    max_steps, a negative seed or an overlong episode_id; NOT_FOUND for an unknown task_id.
     """
 
     @staticmethod
