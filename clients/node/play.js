@@ -12,8 +12,7 @@
 "use strict";
 
 const path = require("node:path");
-const grpc = require("@grpc/grpc-js");
-const protoLoader = require("@grpc/proto-loader");
+const { grpc, loadApi, call } = require("./grpc_api");
 
 const USAGE =
   "usage: node play.js --env HOST:PORT --grader HOST:PORT [--split train|validation|test] " +
@@ -52,33 +51,6 @@ function parseArgs(argv) {
   if (!Number.isSafeInteger(opts.seed) || opts.seed < 0) throw new Error("--seed must be a non-negative integer");
   if (!(opts.deadlineMs > 0)) throw new Error("--deadline-ms must be positive");
   return opts;
-}
-
-function loadApi(protosDir) {
-  const definition = protoLoader.loadSync(["supportenv/v1/env.proto", "supportenv/v1/grader.proto"], {
-    includeDirs: [protosDir],
-    keepCase: true, // field names exactly as in the .proto files (snake_case)
-    enums: String, // enum values by name, e.g. "ISSUE_CATEGORY_BILLING"
-    longs: String, // int64 seed as a decimal string, never a lossy number
-    defaults: true, // unset scalars come back as their defaults
-    oneofs: true, // decoded Actions carry a virtual `kind` naming the set field
-  });
-  return grpc.loadPackageDefinition(definition).supportenv.v1;
-}
-
-// Unary call as a promise, always with a deadline.
-function call(client, method, request, deadlineMs) {
-  return new Promise((resolve, reject) => {
-    const deadline = new Date(Date.now() + deadlineMs);
-    client[method](request, { deadline }, (err, response) => {
-      if (err) {
-        const code = Object.keys(grpc.status).find((k) => grpc.status[k] === err.code) || err.code;
-        reject(new Error(`${method} failed: ${code}: ${err.details || err.message}`));
-      } else {
-        resolve(response);
-      }
-    });
-  });
 }
 
 // ---- the rule-based policy ----

@@ -11,8 +11,7 @@
 "use strict";
 
 const path = require("node:path");
-const grpc = require("@grpc/grpc-js");
-const protoLoader = require("@grpc/proto-loader");
+const { grpc, loadApi, call } = require("./grpc_api");
 
 const USAGE = "usage: node prompt.js --env HOST:PORT [--episodes task:split:seed,...] [--protos DIR] [--deadline-ms MS]";
 const TOOL_KIND = "use_tool";
@@ -107,26 +106,9 @@ function parseArgs(argv) {
   return opts;
 }
 
-function call(client, method, request, deadlineMs) {
-  return new Promise((resolve, reject) => {
-    client[method](request, { deadline: new Date(Date.now() + deadlineMs) }, (err, response) => {
-      if (err) reject(new Error(`${method} failed: ${err.code}: ${err.details || err.message}`));
-      else resolve(response);
-    });
-  });
-}
-
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const definition = protoLoader.loadSync(["supportenv/v1/env.proto"], {
-    includeDirs: [opts.protos],
-    keepCase: true,
-    enums: String,
-    longs: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const api = grpc.loadPackageDefinition(definition).supportenv.v1;
+  const api = loadApi(opts.protos);
   const env = new api.EnvService(opts.env, grpc.credentials.createInsecure());
   try {
     const description = await call(env, "DescribeEnvironment", {}, opts.deadlineMs);
