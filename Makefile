@@ -20,7 +20,8 @@ help:
 	@echo "make soak-wide - the same with 1,000 episodes in flight, half on Session streams, 32 shared channels"
 	@echo "make train  - train a policy from the reward (5 seeds, 2 workers); writes docs/learning_curve.{png,json}"
 
-$(STAMP): requirements.txt requirements-openenv.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-openenv.txt requirements-mcp.txt requirements-verifiers.txt requirements-trl.txt \
+		requirements-dev.txt integrations/verifiers/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)

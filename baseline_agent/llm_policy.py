@@ -118,7 +118,7 @@ class LLMPolicy:
         )
 
     def act(self, obs: Observation) -> Action:
-        message = self.complete(render_prompt(obs), obs.task_id)
+        message = self.complete(render_prompt(obs, tool_calls=self.tool_calls), obs.task_id)
         allowed = obs.allowed_actions or None  # an action the task does not take is an invalid step
         calls = getattr(message, "tool_calls", None) or []
         if calls:

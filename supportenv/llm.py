@@ -229,6 +229,14 @@ OUTPUT_FORMAT = (
     "Output format: reply with one JSON object and nothing else, no prose and no code fences. "
     'Its "action" key names the action; the other keys are that action\'s parameters. Example:'
 )
+# For a model that acts by function calls (tool_calls=True): the last section and the user prompt's last line.
+TOOL_CALL_OUTPUT_FORMAT = (
+    "Output format: take each action by calling the function of the same name, one call per turn, with the "
+    "action's parameters (on the help desk, call the tool's own function with its arguments). The function's "
+    "reply is what you see next: your reward and feedback, then the ticket as it stands."
+)
+JSON_REPLY_LINE = "Choose the next action. Reply with one JSON object only."
+TOOL_CALL_REPLY_LINE = "Choose the next action: call one function."
 
 
 def task_rules(task_id: str, tools: bool | None = None) -> str:
@@ -247,7 +255,9 @@ def _action_line(kind: str) -> str:
     return f"- {kind}: {what} Cost ${cost:.0f}; {needs}.\n  {action_example(kind)}"
 
 
-def system_prompt(obs: Observation) -> str:
+def system_prompt(obs: Observation, tool_calls: bool = False) -> str:
+    """The rules of the ticket's task; `tool_calls`: for a model that acts by function calls
+    (action_tools) rather than by a JSON reply."""
     tools = takes_tools(obs)
     actions = [_action_line(kind) for kind in ACTION_SPECS]
     if tools:
@@ -273,7 +283,9 @@ def system_prompt(obs: Observation) -> str:
         "- issue_type (with its category):\n" + "\n".join(issues),
         KNOWLEDGE_BASE_HEADER + "\n" + "\n".join(articles),
         "Policy rules:\n" + "\n".join(policy),
-        OUTPUT_FORMAT + "\n" + EXAMPLE_REPLY + (f"\nA tool call:\n{TOOL_EXAMPLE_REPLY}" if tools else ""),
+        TOOL_CALL_OUTPUT_FORMAT
+        if tool_calls
+        else OUTPUT_FORMAT + "\n" + EXAMPLE_REPLY + (f"\nA tool call:\n{TOOL_EXAMPLE_REPLY}" if tools else ""),
     ]
     return "\n\n".join(sections)
 
@@ -295,7 +307,8 @@ def _last_reward(obs: Observation) -> str:
     return f"{obs.last_reward:+.2f}" + (f" ({parts})" if parts else "")
 
 
-def user_prompt(obs: Observation) -> str:
+def user_prompt(obs: Observation, tool_calls: bool = False) -> str:
+    """What the agent sees now; `tool_calls`: as system_prompt's."""
     history = [f"[step {n}] {speaker}: {text}" for speaker, text, n in obs.history]
     facts = [f"- {name}: {value}" for name, value in obs.revealed_facts]
     matches = [f"- {a} ({title}; {_needs(a)}): score {score:.2f}" for a, title, score in obs.kb_matches]
@@ -334,13 +347,15 @@ def user_prompt(obs: Observation) -> str:
         f"Reward for your last action: {_last_reward(obs)}",
         f"Feedback on your last action: {obs.last_action_feedback or '(none)'}",
         "",
-        "Choose the next action. Reply with one JSON object only.",
+        TOOL_CALL_REPLY_LINE if tool_calls else JSON_REPLY_LINE,
     ]
     return "\n".join(lines)
 
 
 def compact_json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    # Keys sorted, as ToolResult.data_json carries them on the wire: a prompt reads the same
+    # whether its observation came in process or over gRPC.
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def format_tool_result(result: ToolResult) -> list[str]:
@@ -355,9 +370,13 @@ def _tool_result_lines(result: ToolResult | None) -> list[str]:
     return ["Result of your last tool call (shown once; look it up again if you need it later):", *shown, ""]
 
 
-def render_prompt(obs: Observation) -> list[dict[str, str]]:
-    """Chat messages for one decision: the rules (system) and the current observation (user)."""
-    return [{"role": "system", "content": system_prompt(obs)}, {"role": "user", "content": user_prompt(obs)}]
+def render_prompt(obs: Observation, tool_calls: bool = False) -> list[dict[str, str]]:
+    """Chat messages for one decision: the rules (system) and the current observation (user);
+    `tool_calls`: worded for a model that acts by function calls (action_tools), not JSON replies."""
+    return [
+        {"role": "system", "content": system_prompt(obs, tool_calls)},
+        {"role": "user", "content": user_prompt(obs, tool_calls)},
+    ]
 
 
 # ---- tools ----

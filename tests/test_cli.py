@@ -34,6 +34,7 @@ CLIS = {
     "baseline_agent/scoreboard.py": "python -m baseline_agent.scoreboard",
     "baseline_agent/ray_rollouts.py": "python -m baseline_agent.ray_rollouts",
     "supportenv/play.py": "python -m supportenv.play",
+    "supportenv/mcp/__main__.py": "python -m supportenv.mcp",
     "supportenv/world/__main__.py": "python -m supportenv.world",
     "supportenv/v1/health_probe.py": "python -m supportenv.v1.health_probe",
     "training/__main__.py": "python -m training",

@@ -133,12 +133,10 @@ def test_a_bad_token_is_refused_as_step_refuses_it(services):
 EPISODES = [(t.task_id, split, seed) for t in ALL_TASKS for split in SPLITS for seed in range(5)]
 
 
-@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed for the Node.js client")
-def test_node_renders_the_same_system_prompt(services):
-    npm_ci(NODE_CLIENT)
-    episodes = ",".join(f"{task}:{split}:{seed}" for task, split, seed in EPISODES)
+def _node_prompts(address: str, episodes: list[tuple[str, str, int]], *flags: str) -> list[dict]:
+    listed = ",".join(f"{task}:{split}:{seed}" for task, split, seed in episodes)
     done = subprocess.run(
-        [NODE, "prompt.js", "--env", services.env.address, "--episodes", episodes],
+        [NODE, "prompt.js", "--env", address, "--episodes", listed, *flags],
         cwd=NODE_CLIENT,
         capture_output=True,
         text=True,
@@ -146,11 +144,21 @@ def test_node_renders_the_same_system_prompt(services):
     )
     assert done.returncode == 0, f"prompt.js exited {done.returncode}:\n{done.stderr}"
     rendered = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(r["task_id"], r["split"], r["seed"]) for r in rendered] == EPISODES
+    assert [(r["task_id"], r["split"], r["seed"]) for r in rendered] == episodes
+    return rendered
+
+
+@pytest.mark.skipif(NODE is None or NPM is None, reason="node and npm are needed for the Node.js client")
+def test_node_renders_the_same_system_prompt(services):
+    npm_ci(NODE_CLIENT)
     policies = set()
-    for line, (task, split, seed) in zip(rendered, EPISODES, strict=True):
+    for line, (task, split, seed) in zip(_node_prompts(services.env.address, EPISODES), EPISODES, strict=True):
         obs = SupportEnv(task, split, seed).reset()
         assert line["system_prompt"] == llm.system_prompt(obs), f"{task} {split} {seed}"
         policies.add(obs.policy)
     held_out = policy_rules(POLICY_VARIANTS["strict_caps"])
     assert any(policy[: len(held_out)] == held_out for policy in policies)  # the held-out policy was rendered too
+    # Worded for a function-calling model, as system_prompt(obs, tool_calls=True).
+    some = EPISODES[::7]
+    for line, (task, split, seed) in zip(_node_prompts(services.env.address, some, "--tool-calls"), some, strict=True):
+        assert line["system_prompt"] == llm.system_prompt(SupportEnv(task, split, seed).reset(), tool_calls=True)

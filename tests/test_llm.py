@@ -428,6 +428,11 @@ def test_llm_policy_with_tool_calls():
             policy.act(obs)
     assert model.requests[0]["tool_choice"] == "required"
     assert [t["function"]["name"] for t in model.requests[0]["tools"]] == list(ACTION_KINDS)
+    # The prompt asks for a function call, not the JSON reply it asks of a text model.
+    assert [m["content"] for m in model.requests[0]["messages"]] == [
+        m["content"] for m in render_prompt(obs, tool_calls=True)
+    ]
+    assert "call one function" in model.requests[0]["messages"][1]["content"]
 
 
 def test_llm_policy_needs_a_model_name(monkeypatch):
@@ -505,7 +510,8 @@ def test_expert_prompt_lists_use_tool_every_tool_and_the_last_tool_result():
     result = obs.tool_result
     assert result is not None and result.status == "ok"
     assert f"- look_up_order: ok: {result.message}" in user
-    assert "  data: " + json.dumps(result.data, separators=(",", ":"), ensure_ascii=False) in user
+    # Keys sorted, as the wire's data_json: the same prompt in process and over gRPC.
+    assert "  data: " + json.dumps(result.data, separators=(",", ":"), ensure_ascii=False, sort_keys=True) in user
     # After any other action the result is gone, and the prompt says so.
     plain = dataclasses.replace(obs, tool_result=None)
     assert "(your last action was not a tool call)" in render_prompt(plain)[1]["content"]

@@ -4,16 +4,18 @@
 // supportenv.llm.system_prompt (tests/test_describe.py checks it on many observations). A
 // client in any language can present the environment this way with nothing but the protos.
 //
-//   node prompt.js --env 127.0.0.1:50051 [--episodes task:split:seed,...] [--protos DIR]
+//   node prompt.js --env 127.0.0.1:50051 [--episodes task:split:seed,...] [--tool-calls] [--protos DIR]
 //
 // Prints one JSON object per episode: {task_id, split, seed, system_prompt}, the prompt of
-// its first observation (Reset). As a module: systemPrompt(description, observation).
+// its first observation (Reset); --tool-calls: worded for a function-calling model. As a
+// module: systemPrompt(description, observation, {toolCalls}).
 "use strict";
 
 const path = require("node:path");
 const { grpc, loadApi, call } = require("./grpc_api");
 
-const USAGE = "usage: node prompt.js --env HOST:PORT [--episodes task:split:seed,...] [--protos DIR] [--deadline-ms MS]";
+const USAGE =
+  "usage: node prompt.js --env HOST:PORT [--episodes task:split:seed,...] [--tool-calls] [--protos DIR] [--deadline-ms MS]";
 const TOOL_KIND = "use_tool";
 const SPLITS = { train: "SPLIT_TRAIN", validation: "SPLIT_VALIDATION", test: "SPLIT_TEST" };
 
@@ -39,8 +41,9 @@ function toolLine(tool) {
   return `- ${signature}: ${tool.description} Cost $${tool.cost.toFixed(2)}; ${kind}; ${verified}.\n  ${tool.example}`;
 }
 
-// supportenv.llm.system_prompt, from the description and one observation (snake_case fields).
-function systemPrompt(description, obs) {
+// supportenv.llm.system_prompt, from the description and one observation (snake_case fields);
+// toolCalls: worded for a model that acts by function calls (system_prompt's tool_calls).
+function systemPrompt(description, obs, { toolCalls = false } = {}) {
   const task = description.tasks.find((t) => t.task.task_id === obs.task_id);
   if (!task) throw new Error(`DescribeEnvironment has no task ${obs.task_id}`);
   const allowed = obs.allowed_actions.length ? obs.allowed_actions : task.task.allowed_actions;
@@ -68,7 +71,9 @@ function systemPrompt(description, obs) {
       issues.join("\n"),
     text.knowledge_base_header + "\n" + articles.join("\n"),
     "Policy rules:\n" + obs.policy.map((rule) => `- ${rule}`).join("\n"),
-    text.output_format + "\n" + text.example_reply + (tools ? `\nA tool call:\n${text.tool_example_reply}` : ""),
+    toolCalls
+      ? text.tool_call_output_format
+      : text.output_format + "\n" + text.example_reply + (tools ? `\nA tool call:\n${text.tool_example_reply}` : ""),
   ];
   return sections.join("\n\n");
 }
@@ -79,12 +84,17 @@ function parseArgs(argv) {
     episodes: [],
     protos: path.resolve(__dirname, "..", "..", "protos"),
     deadlineMs: 15000,
+    toolCalls: false,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const flag = argv[i];
     if (flag === "-h" || flag === "--help") {
       console.log(USAGE);
       process.exit(0);
+    }
+    if (flag === "--tool-calls") {
+      opts.toolCalls = true;
+      continue;
     }
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
@@ -115,7 +125,7 @@ async function main() {
     for (const episode of opts.episodes) {
       const request = { task_id: episode.task_id, split: SPLITS[episode.split], seed: episode.seed };
       const reset = await call(env, "Reset", request, opts.deadlineMs);
-      const line = { ...episode, seed: Number(episode.seed), system_prompt: systemPrompt(description, reset.observation) };
+      const line = { ...episode, seed: Number(episode.seed), system_prompt: systemPrompt(description, reset.observation, opts) };
       process.stdout.write(JSON.stringify(line) + "\n");
     }
   } finally {

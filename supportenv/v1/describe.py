@@ -140,6 +140,9 @@ def _description_bytes() -> bytes:
             output_format=llm.OUTPUT_FORMAT,
             example_reply=llm.EXAMPLE_REPLY,
             tool_example_reply=llm.TOOL_EXAMPLE_REPLY,
+            tool_call_output_format=llm.TOOL_CALL_OUTPUT_FORMAT,
+            json_reply_line=llm.JSON_REPLY_LINE,
+            tool_call_reply_line=llm.TOOL_CALL_REPLY_LINE,
         ),
     )
     return reply.SerializeToString()

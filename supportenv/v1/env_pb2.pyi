@@ -336,17 +336,23 @@ class RewardRule(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[float] = ..., applies: _Optional[str] = ...) -> None: ...
 
 class PromptTexts(_message.Message):
-    __slots__ = ("intro", "tools_header", "knowledge_base_header", "output_format", "example_reply", "tool_example_reply")
+    __slots__ = ("intro", "tools_header", "knowledge_base_header", "output_format", "example_reply", "tool_example_reply", "tool_call_output_format", "json_reply_line", "tool_call_reply_line")
     INTRO_FIELD_NUMBER: _ClassVar[int]
     TOOLS_HEADER_FIELD_NUMBER: _ClassVar[int]
     KNOWLEDGE_BASE_HEADER_FIELD_NUMBER: _ClassVar[int]
     OUTPUT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     EXAMPLE_REPLY_FIELD_NUMBER: _ClassVar[int]
     TOOL_EXAMPLE_REPLY_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_OUTPUT_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    JSON_REPLY_LINE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_REPLY_LINE_FIELD_NUMBER: _ClassVar[int]
     intro: str
     tools_header: str
     knowledge_base_header: str
     output_format: str
     example_reply: str
     tool_example_reply: str
-    def __init__(self, intro: _Optional[str] = ..., tools_header: _Optional[str] = ..., knowledge_base_header: _Optional[str] = ..., output_format: _Optional[str] = ..., example_reply: _Optional[str] = ..., tool_example_reply: _Optional[str] = ...) -> None: ...
+    tool_call_output_format: str
+    json_reply_line: str
+    tool_call_reply_line: str
+    def __init__(self, intro: _Optional[str] = ..., tools_header: _Optional[str] = ..., knowledge_base_header: _Optional[str] = ..., output_format: _Optional[str] = ..., example_reply: _Optional[str] = ..., tool_example_reply: _Optional[str] = ..., tool_call_output_format: _Optional[str] = ..., json_reply_line: _Optional[str] = ..., tool_call_reply_line: _Optional[str] = ...) -> None: ...
