@@ -603,3 +603,23 @@ def parse_tool_call(
         return invalid(raw, str(exc))
     except Exception as exc:
         return invalid(raw, f"could not read the tool call: {type(exc).__name__}: {exc}")
+
+
+def tool_call_of(action: Action) -> tuple[str, dict[str, Any]]:
+    """The function call a function-calling model makes for `action` (the inverse of
+    parse_tool_call): the function's name, as action_tools names it (a help-desk tool's own name
+    for a use_tool action), and its arguments (an action's text in its kind's one free-text
+    parameter: question, message, note, reason or summary; empty values left out)."""
+    if action.kind == TOOL_KIND:
+        return action.tool, dict(action.arguments)
+    arguments: dict[str, Any] = {}
+    for name, schema in ACTION_SPECS[action.kind][1].items():
+        if name == "fields":
+            value: Any = list(action.fields)
+        elif schema == _STRING:
+            value = action.text
+        else:
+            value = getattr(action, name)
+        if value:
+            arguments[name] = value
+    return action.kind, arguments

@@ -1,14 +1,17 @@
-"""A scripted OpenAI-compatible chat-completions server on loopback that answers per episode.
+"""Scripted OpenAI-compatible chat-completions servers on loopback (POST /v1/chat/completions),
+standing in for the model (which is external) in the tests of inference.py, the LLM policy and the
+verifiers environment. Every request and its headers are kept; errors carry `x-should-retry: false`,
+so the openai client sends one request per scripted step.
 
-tests/test_llm.py's `ScriptedModel` pops one global script in request order, which suits one
-episode at a time. Concurrent rollouts (verifiers runs a batch at once) need each request answered
-from its own episode's script: `EpisodeScriptedModel` recognises the episode by the ticket line of
-the conversation's first user message ("Ticket T-123 (task ...)", supportenv.llm.user_prompt) and
-answers with that script's next reply, counted by the assistant messages the request already holds.
-
-A reply is a string (the message's content) or a list of (function name, arguments JSON) pairs
-(tool calls in OpenAI's format). A request matching no script, or past its script's end, gets HTTP
-400, which the openai client does not retry.
+- `ScriptedModel` answers from one script in request order, which suits one episode at a time: a
+  string is the reply's content, ("tool", name, arguments) a tool call, an int an HTTP error; past
+  the end, HTTP 500.
+- `EpisodeScriptedModel` answers each request from its own episode's script, for concurrent
+  rollouts (verifiers runs a batch at once): it recognises the episode by the ticket line of the
+  conversation's first user message ("Ticket T-123 (task ...)", supportenv.llm.user_prompt) and
+  answers with that script's next reply, counted by the assistant messages the request already
+  holds. A reply is a string (the message's content) or a list of (function name, arguments JSON)
+  pairs (tool calls). A request matching no script, or past its script's end, gets HTTP 400.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
+from supportenv import llm
 from supportenv.actions import Action
-from supportenv.llm import ACTION_SPECS
 
 Reply = str | list[tuple[str, str]]
 _TICKET = re.compile(r"^Ticket (\S+) \(task (\w+)\)")
@@ -34,20 +37,8 @@ def episode_key(user_message: str) -> str:
 
 def tool_call_of(action: Action) -> tuple[str, str]:
     """The function call a tool-calling model makes for this action: (name, arguments JSON)."""
-    if action.kind == "use_tool":
-        return action.tool, json.dumps(dict(action.arguments))
-    _, params, _ = ACTION_SPECS[action.kind]
-    arguments: dict[str, Any] = {}
-    for name, schema in params.items():
-        if name == "fields":
-            value: Any = list(action.fields)
-        elif schema.get("type") == "string" and "enum" not in schema:
-            value = action.text  # the kind's one free-text parameter (message, question, reason, note, summary)
-        else:
-            value = getattr(action, name)
-        if value:
-            arguments[name] = value
-    return action.kind, json.dumps(arguments)
+    name, arguments = llm.tool_call_of(action)
+    return name, json.dumps(arguments)
 
 
 class _Server(ThreadingHTTPServer):
@@ -55,10 +46,28 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-class EpisodeScriptedModel:
-    def __init__(self, scripts: dict[str, list[Reply]]) -> None:
-        self.scripts = scripts
+def _error(status: int, message: str, kind: str = "server_error") -> tuple[int, dict[str, Any]]:
+    return status, {"error": {"message": message, "type": kind}}
+
+
+def _calls(calls: list[tuple[str, str]], turn: int = 0) -> dict[str, Any]:
+    """An assistant message making these (function name, arguments JSON) calls."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": f"call_{turn}_{n}", "type": "function", "function": {"name": name, "arguments": args}}
+            for n, (name, args) in enumerate(calls)
+        ],
+    }
+
+
+class _ChatCompletions:
+    """The endpoint itself; a subclass's `answer(body)` gives each request's (status, message or error)."""
+
+    def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
         model = self
 
@@ -68,42 +77,30 @@ class EpisodeScriptedModel:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return self._send(*_error(404, f"no route {self.path}"))
                 with model.lock:
                     model.requests.append(body)
-                messages = body.get("messages", [])
-                first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
-                script = model.scripts.get(episode_key(first_user if isinstance(first_user, str) else ""))
-                turn = sum(m.get("role") == "assistant" for m in messages)
-                if script is None or turn >= len(script):
-                    return self._send(400, {"error": {"message": "no scripted reply", "type": "invalid_request"}})
-                reply = script[turn]
-                message: dict[str, Any] = {"role": "assistant", "content": reply}
-                if not isinstance(reply, str):
-                    calls = [
-                        {"id": f"call_{turn}_{n}", "type": "function", "function": {"name": name, "arguments": args}}
-                        for n, (name, args) in enumerate(reply)
-                    ]
-                    message = {"role": "assistant", "content": None, "tool_calls": calls}
-                finish = "stop" if isinstance(reply, str) else "tool_calls"
-                return self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-{len(model.requests)}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", ""),
-                        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    },
-                )
+                    model.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    status, answer = model.answer(body)
+                if status != 200:
+                    return self._send(status, answer)
+                finish = "tool_calls" if answer.get("tool_calls") else "stop"
+                completion = {
+                    "id": f"chatcmpl-{len(model.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", ""),
+                    "choices": [{"index": 0, "message": answer, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+                return self._send(200, completion)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
-                self.send_header("x-should-retry", "false")
+                self.send_header("x-should-retry", "false")  # no client retries: one request per scripted step
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -114,7 +111,10 @@ class EpisodeScriptedModel:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> EpisodeScriptedModel:
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -122,3 +122,36 @@ class EpisodeScriptedModel:
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=10)
+
+    def user_prompts(self) -> list[str]:
+        return [next(m["content"] for m in r["messages"] if m["role"] == "user") for r in self.requests]
+
+
+class ScriptedModel(_ChatCompletions):
+    def __init__(self, script: list[Any]) -> None:
+        super().__init__()
+        self.script = list(script)
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        step = self.script.pop(0) if self.script else 500
+        if isinstance(step, int):
+            return _error(step, "scripted failure")
+        if isinstance(step, tuple):
+            return 200, _calls([(step[1], step[2])], 1)
+        return 200, {"role": "assistant", "content": step}
+
+
+class EpisodeScriptedModel(_ChatCompletions):
+    def __init__(self, scripts: dict[str, list[Reply]]) -> None:
+        super().__init__()
+        self.scripts = scripts
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        messages = body.get("messages", [])
+        first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        script = self.scripts.get(episode_key(first_user if isinstance(first_user, str) else ""))
+        turn = sum(m.get("role") == "assistant" for m in messages)
+        if script is None or turn >= len(script):
+            return _error(400, "no scripted reply", "invalid_request")
+        reply = script[turn]
+        return 200, {"role": "assistant", "content": reply} if isinstance(reply, str) else _calls(reply, turn)

@@ -11,8 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from supportenv.catalog import ARTICLE_NEEDS, ARTICLES, CATEGORIES, DEPARTMENTS,
 from supportenv.episode import Observation
 from supportenv.llm import ACTION_SPECS, action_tools, parse_action, parse_tool_call, render_prompt
 from supportenv.world import generate
+from tests.scripted_model import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
@@ -226,76 +225,6 @@ def test_llm_module_is_pure():
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     banned = ("grpc", "time", "os", "socket", "threading", "asyncio", "subprocess", "uuid", "datetime", "openai")
     assert not {m for m in imported if m.split(".")[0] in banned}
-
-
-# ---- a scripted OpenAI-compatible server ----
-
-
-class ScriptedModel:
-    """POST /v1/chat/completions answers from a script: a string is the reply's content,
-    ("tool", name, arguments) a tool call, an int an HTTP error; past the end, HTTP 500."""
-
-    def __init__(self, script: list[Any]) -> None:
-        self.script = list(script)
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.lock = threading.Lock()
-        model = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                with model.lock:
-                    model.requests.append(body)
-                    model.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    step = model.script.pop(0) if model.script else 500
-                if isinstance(step, int):
-                    return self._send(step, {"error": {"message": "scripted failure", "type": "server_error"}})
-                message: dict[str, Any] = {"role": "assistant", "content": step}
-                if isinstance(step, tuple):
-                    call = {"id": "call_1", "type": "function", "function": {"name": step[1], "arguments": step[2]}}
-                    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-                return self._send(
-                    200,
-                    {
-                        "id": f"chatcmpl-{len(model.requests)}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", ""),
-                        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    },
-                )
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("x-should-retry", "false")  # no client retries: one request per scripted step
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedModel:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
-
-    def user_prompts(self) -> list[str]:
-        return [next(m["content"] for m in r["messages"] if m["role"] == "user") for r in self.requests]
 
 
 def parse_log(stdout: str) -> list[dict[str, Any]]:

@@ -30,12 +30,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from baseline_agent.embedded import ROOT, EmbeddedServices
 from baseline_agent.policies import make_policy
-from supportenv.actions import Action
 from supportenv.catalog import TOOL_KIND
 from supportenv.cli import EXIT_INTERRUPTED
 from supportenv.env import SupportEnv
 from supportenv.graders import Grade
-from supportenv.llm import ACTION_SPECS, action_tools, parse_tool_call, system_prompt, user_prompt
+from supportenv.llm import action_tools, parse_tool_call, system_prompt, tool_call_of, user_prompt
 from supportenv.tasks import ALL_TASK_IDS, get_task
 from supportenv.tools import TOOLS_BY_NAME
 from tests.test_contract import _imports
@@ -55,25 +54,6 @@ def test_every_task_is_played():
 # ---- the library's episode, and the oracle's actions as tool calls ----
 
 
-def tool_call(action: Action) -> tuple[str, dict[str, Any]]:
-    """The function and arguments action_tools describes for `action`: a help-desk tool's call is
-    named by the tool; an action's text goes in the one free-text parameter of its kind."""
-    if action.kind == TOOL_KIND:
-        return action.tool, dict(action.arguments)
-    params = ACTION_SPECS[action.kind][1]
-    arguments: dict[str, Any] = {}
-    for name, schema in params.items():
-        if name == "fields":
-            value: Any = list(action.fields)
-        elif schema == {"type": "string"}:  # question, message, note, reason or summary
-            value = action.text
-        else:
-            value = getattr(action, name)
-        if value:
-            arguments[name] = value
-    return action.kind, arguments
-
-
 class LibraryEpisode:
     """The oracle's episode played in-process: each step's call, reward and observation text, and the grade."""
 
@@ -88,7 +68,7 @@ class LibraryEpisode:
         done = False
         while not done:
             action = policy.act(obs)
-            name, arguments = tool_call(action)
+            name, arguments = tool_call_of(action)
             assert parse_tool_call(name, arguments) == action, "the call must read back as the oracle's action"
             obs, reward, done, _ = env.step(action)
             self.steps.append((name, arguments, reward, done, user_prompt(obs, tool_calls=True)))

@@ -37,7 +37,7 @@ from trl.chat_template_utils import qwen2_5_chat_template
 
 from baseline_agent.policies import make_policy
 from supportenv.env import SupportEnv
-from supportenv.llm import action_tools, parse_tool_call, user_prompt
+from supportenv.llm import action_tools, parse_tool_call, tool_call_of, user_prompt
 from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID
 from training.trl_env import (
     ENVIRONMENTS,
@@ -45,7 +45,6 @@ from training.trl_env import (
     SUPPORT_ENV,
     ExpertSupportTicketEnv,
     SupportTicketEnv,
-    action_to_tool_call,
     environment_factory,
     environment_name,
     support_dataset,
@@ -180,7 +179,7 @@ def test_trl_offers_every_action_and_tool_with_the_library_schema(tokenizer, tmp
             assert all(spec["description"] for spec in schema["parameters"]["properties"].values()), function_name
 
 
-def test_action_to_tool_call_inverts_parse_tool_call():
+def test_tool_call_of_inverts_parse_tool_call():
     for task_id in ALL_TASK_IDS:
         oracle = make_policy("oracle")
         oracle.begin(task_id, "train", 3)
@@ -188,7 +187,7 @@ def test_action_to_tool_call_inverts_parse_tool_call():
         obs, done = env.reset(), False
         while not done:
             action = oracle.act(obs)
-            assert parse_tool_call(*action_to_tool_call(action)) == action
+            assert parse_tool_call(*tool_call_of(action)) == action
             obs, _, done, _ = env.step(action)
 
 
@@ -215,7 +214,7 @@ def test_oracle_episode_through_the_methods_earns_the_library_grade(task_id, see
     done = False
     while not done:
         action = oracle.act(environment.observation)
-        name, arguments = action_to_tool_call(action)
+        name, arguments = tool_call_of(action)
         text = getattr(environment, name)(**arguments)
         obs, reward, done, _ = library.step(action)
         assert environment.step_rewards[-1] == reward

@@ -31,12 +31,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from supportenv.actions import Action
 from supportenv.catalog import CATEGORIES, DEPARTMENTS, ISSUE_TYPE_IDS, PRIORITIES, REQUESTABLE_FIELDS, TOOL_KIND
 from supportenv.env import SupportEnv
 from supportenv.episode import Observation
 from supportenv.llm import (
-    ACTION_SPECS,
     ARTICLE_IDS,
     TOOL_CALL_REPLY_LINE,
     action_tools,
@@ -80,32 +78,6 @@ def _described(name: str) -> Callable[[_F], _F]:
 
 def _takes_tools(task_id: str) -> bool:
     return TOOL_KIND in get_task(task_id).allowed_actions
-
-
-def action_to_tool_call(action: Action) -> tuple[str, dict[str, Any]]:
-    """The function call a tool-calling model makes for this action: the method's name and its
-    keyword arguments (the inverse of `supportenv.llm.parse_tool_call`)."""
-    if action.kind == TOOL_KIND:
-        return action.tool, dict(action.arguments)
-    text_parameter = {
-        "ask_for_more_info": "question",
-        "respond_with_solution": "message",
-        "assign_department": "note",
-        "escalate_to_human": "reason",
-        "request_callback": "reason",
-        "mark_resolved": "summary",
-    }
-    values = {
-        "category": action.category,
-        "priority": action.priority,
-        "issue_type": action.issue_type,
-        "fields": list(action.fields),
-        "article_id": action.article_id,
-        "department": action.department,
-        text_parameter.get(action.kind, "text"): action.text,
-    }
-    _, parameters, _ = ACTION_SPECS[action.kind]
-    return action.kind, {name: values[name] for name in parameters if values.get(name)}
 
 
 class SupportTicketEnv:

@@ -1,139 +1,25 @@
-"""Where the episodes of the Gymnasium adapters run: in this process, or in a remote env service.
-
-Both backends have one interface (`Backend`): `reset(task_id, split, seed)` gives the library's
-`Observation`, `step(action)` a `Transition` (observation, reward, terminated, truncated, reward
-breakdown), `grade()` the grader's `Grade` of the episode so far, and `close()`.
-
-- `InProcessBackend` runs the pure simulation library directly (the default).
-- `RemoteBackend` plays the episode through the gRPC `EnvService` with the SDK's `EnvClient`
-  (Reset, then Step with the state token each response hands back; the SDK's deadline, retries
-  and channel options). `grpc` and the wire code are imported only when one is made, so the
-  in-process path never loads them. The grade is a replay of the actions this client sent with
-  the library's own grader (what the grader service computes), so no second service is needed.
-
-The simulation is deterministic, so both give identical observations and rewards for the same
-(task, split, seed, actions); `tests/test_gym.py` checks it step for step against a real service.
-
-`Session` is the bookkeeping both Gymnasium environments share: the episode's key, the actions
-sent, the last observation, and the `info` dict of a step (the grade when the episode ends).
-"""
+"""The bookkeeping both Gymnasium environments share, over a backend (supportenv.backends: in this
+process, or a remote env service): `Session` holds the episode's key, the actions sent, the last
+observation, and the `info` dict of a step (the grade when the episode ends); `check_action` turns an
+action that does not validate into the penalised invalid step."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from dataclasses import asdict
+from typing import Any
 
 from supportenv.actions import INVALID_KIND, Action, invalid, validate
-from supportenv.episode import EpisodeState, Observation, observe, step
+from supportenv.backends import REMOTE_TIMEOUT_S, Backend, Transition, make_backend
+from supportenv.episode import Observation
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
-from supportenv.graders import Grade, grade_state, grade_trajectory
-from supportenv.replay import new_episode
 from supportenv.tasks import get_task
-from supportenv.world import SPLITS, Scenario
+from supportenv.world import SPLITS
+
+__all__ = ["REMOTE_TIMEOUT_S", "Backend", "Session", "Transition", "check_action", "make_backend"]
 
 DEFAULT_TASK = "end_to_end_resolution"
 DEFAULT_SPLIT = "train"
-REMOTE_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class Transition:
-    observation: Observation
-    reward: float
-    terminated: bool
-    truncated: bool
-    breakdown: tuple[tuple[str, float], ...]
-
-
-class Backend(Protocol):
-    def reset(self, task_id: str, split: str, seed: int) -> Observation: ...
-
-    def step(self, action: Action) -> Transition: ...
-
-    def grade(self) -> Grade: ...
-
-    def close(self) -> None: ...
-
-
-class InProcessBackend:
-    """The library itself: no network, no clock, no global random state."""
-
-    def __init__(self) -> None:
-        self._scenario: Scenario | None = None
-        self._state: EpisodeState | None = None
-
-    def reset(self, task_id: str, split: str, seed: int) -> Observation:
-        self._scenario, self._state = new_episode(task_id, split, seed)
-        return observe(self._scenario, self._state)
-
-    def step(self, action: Action) -> Transition:
-        if self._scenario is None or self._state is None:
-            raise EpisodeFinishedError("call reset() before step()")
-        result = step(self._scenario, self._state, validate(action))
-        return Transition(result.observation, result.reward, result.terminated, result.truncated, result.breakdown)
-
-    def grade(self) -> Grade:
-        if self._scenario is None or self._state is None:
-            raise EpisodeFinishedError("call reset() first")
-        return grade_state(self._scenario, self._state)
-
-    def close(self) -> None:
-        self._scenario = self._state = None
-
-
-class RemoteBackend:
-    """An `EnvService` at `address` ("HOST:PORT"). The server keeps no episode: this client holds
-    the signed state token and sends it back with every action."""
-
-    def __init__(self, address: str, timeout: float = REMOTE_TIMEOUT_S) -> None:
-        # Imported here, not at module level: the in-process path must never load grpc.
-        from supportenv.v1 import codec
-        from supportenv.v1.client import EnvClient
-
-        self.address, self.timeout = address, timeout
-        self._codec = codec
-        # wait_for_ready: an env made while its service is still starting (compose, a training
-        # job launched next to the server) waits for it up to the deadline; the retries alone
-        # give up within a second.
-        self._client = EnvClient(address, timeout, wait_for_ready=True)
-        self._key: tuple[str, str, int] | None = None
-        self._actions: list[Action] = []
-        self._done = False
-
-    def reset(self, task_id: str, split: str, seed: int) -> Observation:
-        response = self._client.reset_reply(task_id, split, seed)
-        self._key, self._actions, self._done = (task_id, split, seed), [], False
-        return self._codec.observation_from_pb(response.observation)
-
-    def step(self, action: Action) -> Transition:
-        if self._key is None:
-            raise EpisodeFinishedError("call reset() before step()")
-        if self._done:
-            raise EpisodeFinishedError(f"episode {self._key} already ended; call reset()")
-        response = self._client.step_reply(validate(action))
-        self._actions.append(action)
-        self._done = response.terminated or response.truncated
-        return Transition(
-            observation=self._codec.observation_from_pb(response.observation),
-            reward=response.reward,
-            terminated=response.terminated,
-            truncated=response.truncated,
-            breakdown=tuple((c.name, c.value) for c in response.reward_breakdown),
-        )
-
-    def grade(self) -> Grade:
-        if self._key is None:
-            raise EpisodeFinishedError("call reset() first")
-        return grade_trajectory(*self._key, self._actions)
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def make_backend(remote: str | None = None, timeout: float = REMOTE_TIMEOUT_S) -> Backend:
-    """In-process unless `remote` names an env service as "HOST:PORT"."""
-    return RemoteBackend(remote, timeout) if remote else InProcessBackend()
 
 
 def check_action(action: Action, task_id: str | None = None) -> Action:

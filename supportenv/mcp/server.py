@@ -127,8 +127,8 @@ def _text(*blocks: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=block) for block in blocks]
 
 
-def _signed_parts(breakdown: dict[str, float]) -> str:
-    return ", ".join(f"{name} {value:+.2f}" for name, value in breakdown.items())
+def _signed_parts(breakdown: tuple[tuple[str, float], ...]) -> str:
+    return ", ".join(f"{name} {value:+.2f}" for name, value in breakdown)
 
 
 class Episode:
@@ -192,7 +192,7 @@ class Episode:
             "done": result.done,
             "terminated": result.terminated,
             "truncated": result.truncated,
-            "reward_breakdown": result.breakdown,
+            "reward_breakdown": dict(result.breakdown),
             "action": action.to_dict(),
             "step": result.observation.step,
         }
