@@ -222,12 +222,25 @@ def test_stdio_refusals_are_tool_errors_that_say_what_to_do(tmp_path):
     assert_quiet(errlog)
 
 
+def sigint_as_at_a_terminal() -> None:
+    """As a terminal's foreground job has it: a test run started in the background (`make test &`,
+    some CI runners) hands its children SIGINT ignored, and Python then never sees Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_one_ctrl_c_stops_a_stdio_server_at_a_terminal():
     """Its stdin a terminal, as when run by hand: the first Ctrl-C ends it (the SDK's own stdin reader
     held it until the next line), with run_cli's one line and exit status."""
     controller, terminal = pty.openpty()
     try:
-        process = subprocess.Popen(SERVER, cwd=ROOT, stdin=terminal, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            SERVER,
+            cwd=ROOT,
+            stdin=terminal,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=sigint_as_at_a_terminal,
+        )
         assert process.stderr is not None
         assert "serving MCP over stdio" in process.stderr.readline().decode()
         process.send_signal(signal.SIGINT)
@@ -265,6 +278,7 @@ def http_url(tmp_path_factory) -> Iterator[str]:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
+            preexec_fn=sigint_as_at_a_terminal,
         )
     try:
         deadline = time.monotonic() + 20
