@@ -7,12 +7,13 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test compose-tool proto lint bench soak soak-wide train clean help
+.PHONY: run test compose-tool verifiers-v1 proto lint bench soak soak-wide train clean help
 
 help:
 	@echo "make run    - one episode told in full, then the rule baseline on every task through both services (LOG=1: log lines)"
 	@echo "make test   - run the test suite"
 	@echo "make compose-tool - install Docker Compose v2 into .venv/compose (make test does it)"
+	@echo "make verifiers-v1 - install verifiers 0.4 into .venv/verifiers-v1, its own venv (make test does it)"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
 	@echo "make lint   - ruff check, ruff format --check, and buf lint + breaking-change check on protos/ (buf needs npm)"
 	@echo "make bench  - benchmarks in benchmarks/: medians of BENCH_REPEAT=3 runs (BENCH_JSON=PATH also writes JSON)"
@@ -58,7 +59,21 @@ $(COMPOSE_STAMP): requirements-compose.txt requirements-compose-build.txt
 
 compose-tool: $(COMPOSE_STAMP)
 
-test: $(STAMP) $(COMPOSE_STAMP)
+# verifiers 0.4 (integrations/verifiers_v1, tests/test_verifiers_v1.py): a venv of its own, since 0.4.0
+# needs openai<3 and mcp==2.0.0 (requirements-verifiers-v1.txt says why). The smoke run also fills uv's
+# cache with the harness chat program's dependencies, so the test does not download them.
+VERIFIERS_V1_VENV := $(VENV)/verifiers-v1
+VERIFIERS_V1_STAMP := $(VERIFIERS_V1_VENV)/.installed
+
+$(VERIFIERS_V1_STAMP): requirements-verifiers-v1.txt integrations/verifiers_v1/pyproject.toml
+	@test -x $(VERIFIERS_V1_VENV)/bin/python || $(PYTHON) -m venv $(VERIFIERS_V1_VENV)
+	$(VERIFIERS_V1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-verifiers-v1.txt
+	PYTHONPATH=. $(VERIFIERS_V1_VENV)/bin/python integrations/verifiers_v1/smoke.py > /dev/null
+	@touch $@
+
+verifiers-v1: $(VERIFIERS_V1_STAMP)
+
+test: $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP)
 	$(PY) -m pytest
 
 proto: $(STAMP)

@@ -56,7 +56,7 @@ from supportenv.episode import Observation
 from supportenv.errors import InvalidActionError
 from supportenv.graders import gate_rules, share_rule
 from supportenv.tasks import get_task
-from supportenv.tools import TOOLS, TOOLS_BY_NAME, ToolResult, ToolSpec
+from supportenv.tools import DATA_KEY_ORDER, TOOLS, TOOLS_BY_NAME, ToolResult, ToolSpec
 
 ARTICLE_IDS = tuple(a.article_id for a in ARTICLES)
 EXAMPLE_REPLY = '{"action": "classify_issue", "category": "billing", "priority": "high", "issue_type": "double_charge"}'
@@ -352,10 +352,22 @@ def user_prompt(obs: Observation, tool_calls: bool = False) -> str:
     return "\n".join(lines)
 
 
+_KEY_RANK = {key: rank for rank, key in enumerate(DATA_KEY_ORDER)}
+
+
+def _in_reading_order(data: Any) -> Any:
+    """`data` with every object's keys in the records' order (tools.DATA_KEY_ORDER; any other key
+    after them, sorted): the same however the data came, in process or sorted off the wire."""
+    if isinstance(data, dict):
+        keys = sorted(data, key=lambda k: (_KEY_RANK.get(k, len(_KEY_RANK)), k))
+        return {key: _in_reading_order(data[key]) for key in keys}
+    if isinstance(data, list):
+        return [_in_reading_order(item) for item in data]
+    return data
+
+
 def compact_json(data: Any) -> str:
-    # Keys sorted, as ToolResult.data_json carries them on the wire: a prompt reads the same
-    # whether its observation came in process or over gRPC.
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return json.dumps(_in_reading_order(data), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def format_tool_result(result: ToolResult) -> list[str]:

@@ -6,6 +6,7 @@ and are reported apart (and in the extended score). `get_task` knows them all.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from supportenv.catalog import ACTION_KINDS, TOOL_KIND
@@ -142,3 +143,16 @@ def get_task(task_id: str) -> Task:
         return TASKS_BY_ID[task_id]
     except KeyError:
         raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(ALL_TASK_IDS)}") from None
+
+
+def task_ids(tasks: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The task ids asked for ("a,b", ["a", "b"], or None for the source designs' three), each
+    checked (an unknown one raises UnknownTaskError naming the tasks there are)."""
+    if tasks is None:
+        return TASK_IDS
+    ids = tuple(t.strip() for t in (tasks.split(",") if isinstance(tasks, str) else tasks) if t.strip())
+    for task_id in ids:
+        get_task(task_id)
+    if not ids:
+        raise ValueError("tasks names no task")
+    return ids

@@ -28,6 +28,19 @@ MAX_ARGUMENT_CHARS = 200
 IDENTITY_PROOFS = ("card_last_four", "order_id")
 MIN_REFUND, MAX_REFUND = 0.01, 1e7  # a refund is a whole number of cents, below any order's total
 LOST_AFTER_DAYS = 7  # a parcel with no scan for this long is lost, and may be reshipped
+# The order in which a tool result's data lists the keys of any of its objects (the records' own
+# order: an order's id before its items, its total before its payments). The wire carries the data
+# with sorted keys (ToolResult.data_json); a prompt puts them back in this order, so the same data
+# reads the same, and readably, in process and over gRPC. tests/test_tools.py checks every result.
+DATA_KEY_ORDER = (
+    "account", "customer_id", "name", "email", "tier", "created", "model", "app_version", "last_seen", "when",
+    "device", "place", "recognised", "order", "product", "quantity", "unit_price", "payment_id", "subscription_id",
+    "plan", "price", "refund_id", "order_id", "placed", "items", "shipping", "total", "card_last_four", "amount",
+    "date", "incidents", "incident_id", "service", "status", "identity_verified", "two_factor", "address",
+    "failed_sign_ins", "devices", "sign_ins", "ship_to", "carrier", "tracking_number", "events", "invoice_number",
+    "payments", "refunds", "reshipped", "detail", "decline_reason", "subscriptions", "renews", "requested", "issued",
+    "started", "summary",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

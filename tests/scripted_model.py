@@ -1,7 +1,8 @@
 """Scripted OpenAI-compatible chat-completions servers on loopback (POST /v1/chat/completions),
 standing in for the model (which is external) in the tests of inference.py, the LLM policy and the
-verifiers environment. Every request and its headers are kept; errors carry `x-should-retry: false`,
-so the openai client sends one request per scripted step.
+verifiers environments. Every request and its headers are kept; errors carry `x-should-retry: false`,
+so the openai client sends one request per scripted step; a request with `stream: true` gets its
+completion as a server-sent-event stream of one chunk (verifiers 0.4's chat program asks for one).
 
 - `ScriptedModel` answers from one script in request order, which suits one episode at a time: a
   string is the reply's content, ("tool", name, arguments) a tool call, an int an HTTP error; past
@@ -93,7 +94,27 @@ class _ChatCompletions:
                     "choices": [{"index": 0, "message": answer, "finish_reason": finish}],
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
+                if body.get("stream"):
+                    return self._stream(completion)
                 return self._send(200, completion)
+
+            def _stream(self, completion: dict[str, Any]) -> None:
+                """The completion as a server-sent-event stream (`stream: true`): one chunk, then [DONE]."""
+                (choice,) = completion["choices"]
+                delta = dict(choice["message"])
+                if delta.get("tool_calls"):
+                    delta["tool_calls"] = [{**call, "index": n} for n, call in enumerate(delta["tool_calls"])]
+                chunk = {
+                    **{k: v for k, v in completion.items() if k != "choices"},
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}],
+                }
+                data = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

@@ -18,7 +18,7 @@ import pytest
 
 from supportenv import tools as tools_module
 from supportenv.errors import InvalidActionError
-from supportenv.tasks import TASK_IDS
+from supportenv.tasks import EXPERT_TASK_ID, TASK_IDS
 from supportenv.tools import (
     CHANGE,
     LOOK_UP,
@@ -832,3 +832,45 @@ def test_every_results_data_is_plain_json():
         for result in results:
             text = json.dumps(result.data)
             assert json.loads(text) == result.data, result.tool
+
+
+def _objects(data):
+    """Every JSON object in a tool result's data, outermost first."""
+    if isinstance(data, dict):
+        yield data
+        for value in data.values():
+            yield from _objects(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _objects(item)
+
+
+@pytest.mark.parametrize("policy", ["oracle", "every_tool", "rule"])
+def test_every_results_data_is_in_the_records_order_and_reads_the_same_off_the_wire(policy):
+    """DATA_KEY_ORDER knows every key, in the order the tools write them, so a prompt shows the
+    data in that order whether it came in process or with the wire's sorted keys."""
+    from baseline_agent.policies import make_policy
+    from supportenv.env import SupportEnv
+    from supportenv.llm import compact_json
+    from supportenv.tools import DATA_KEY_ORDER
+
+    rank = {key: n for n, key in enumerate(DATA_KEY_ORDER)}
+    results = 0
+    for split in ("train", "test"):
+        for seed in range(40):
+            agent = make_policy(policy)
+            agent.begin(EXPERT_TASK_ID, split, seed)
+            env = SupportEnv(EXPERT_TASK_ID, split, seed)
+            obs, done = env.reset(), False
+            while not done:
+                obs, _, done, _ = env.step(agent.act(obs))
+                if obs.tool_result is None:
+                    continue
+                results += 1
+                data = obs.tool_result.data
+                for mapping in _objects(data):
+                    assert set(mapping) <= set(rank), sorted(set(mapping) - set(rank))
+                    assert [rank[k] for k in mapping] == sorted(rank[k] for k in mapping), list(mapping)
+                wire = json.loads(json.dumps(data, sort_keys=True))
+                assert compact_json(wire) == compact_json(data) == json.dumps(data, separators=(",", ":"))
+    assert results > 100

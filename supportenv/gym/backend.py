@@ -1,5 +1,5 @@
-"""The bookkeeping both Gymnasium environments share, over a backend (supportenv.backends: in this
-process, or a remote env service): `Session` holds the episode's key, the actions sent, the last
+"""The bookkeeping both Gymnasium environments share, over a backend (supportenv.adapters.backends:
+in this process, or a remote env service): `Session` holds the episode's key, the actions sent, the last
 observation, and the `info` dict of a step (the grade when the episode ends); `check_action` turns an
 action that does not validate into the penalised invalid step."""
 
@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from supportenv.actions import INVALID_KIND, Action, invalid, validate
-from supportenv.backends import REMOTE_TIMEOUT_S, Backend, Transition, make_backend
+from supportenv.adapters.backends import REMOTE_TIMEOUT_S, Backend, Transition, make_backend
 from supportenv.episode import Observation
 from supportenv.errors import EpisodeFinishedError, InvalidActionError, InvalidRequestError
 from supportenv.tasks import get_task

@@ -1,5 +1,5 @@
-"""Where the MCP server's episodes run: supportenv.backends' in-process or remote backend (the
-one interface the Gymnasium environments use too), with a service's failures turned into a
+"""Where the MCP server's episodes run: supportenv.adapters.backends' in-process or remote backend
+(the one interface the Gymnasium environments use too), with a service's failures turned into a
 `BackendError` that names the service and its address, which the server returns as a tool error.
 grpc and the wire code are imported only when a remote backend is made."""
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from supportenv.actions import Action
-from supportenv.backends import REMOTE_TIMEOUT_S, Backend, InProcessBackend, RemoteBackend, Transition
+from supportenv.adapters.backends import REMOTE_TIMEOUT_S, Backend, InProcessBackend, RemoteBackend, Transition
 from supportenv.episode import Observation
 from supportenv.graders import Grade
 

@@ -58,7 +58,12 @@ if TYPE_CHECKING:
     from supportenv.world.system_of_record import SystemOfRecord
 
 SPLITS = ("train", "validation", "test")
-WORLD_VERSION = "world-11"
+# The generator's version: a token of another version is refused, since its actions would replay
+# on different tickets or records. world-12: a subscription its customer cancels is monthly.
+WORLD_VERSION = "world-12"
+# What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-12
+# does not (its tickets are world-11's; only a cancelled subscription's plan changed).
+TICKET_STREAM = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
 # Ticket ids of the public world: opaque at a glance, but anyone holding this library can
@@ -301,7 +306,7 @@ def tokenize(text: str) -> list[str]:
 
 def rng_for(*key: object, world_key: bytes | None = None) -> random.Random:
     """A generator for `key`'s draws: seeded by a SHA-256 of it, or by an HMAC under the world key."""
-    message = "|".join(("supportenv", WORLD_VERSION, *map(str, key))).encode()
+    message = "|".join(("supportenv", TICKET_STREAM, *map(str, key))).encode()
     digest = hashlib.sha256(message).digest() if world_key is None else hmac.digest(world_key, message, "sha256")
     return random.Random(int.from_bytes(digest[:8], "big"))
 
@@ -316,7 +321,7 @@ def world_id(world_key: bytes | None) -> str:
 
 def ticket_id(task_id: str, split: str, seed: int, world_key: bytes | None = None) -> str:
     """The ticket's opaque id: stable for its (task, split, seed) in its world, and telling nothing of them."""
-    message = "|".join(("ticket", WORLD_VERSION, task_id, split, str(seed))).encode()
+    message = "|".join(("ticket", TICKET_STREAM, task_id, split, str(seed))).encode()
     digest = hmac.digest(PUBLIC_TICKET_KEY if world_key is None else world_key, message, "sha256")
     return "TKT-" + base64.b32encode(digest[:10]).decode()[:TICKET_ID_CHARS]
 

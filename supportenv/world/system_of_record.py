@@ -74,6 +74,7 @@ _STREETS = ("Kings Road", "Canal Street", "Orchard Lane", "Bridge Street", "Cast
 _TOWNS = ("Manchester", "Galway", "Ghent", "Nantes", "Braga", "York")
 _SERVICES = ("dashboard", "api", "mobile app", "sign-in", "reports", "webhooks")
 _PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
+_CANCELLED_PLAN = _PLANS[1]  # a subscription its customer cancels is monthly (see subscriptions)
 _FAILED_SIGN_INS_TO_LOCK = 5
 _PAST_ORDER_DAYS = 70  # earlier orders are at least this old (so none is confused with the one in question)
 # Where a carrier leaves a parcel no one was in for (the "lost" parcel of a judgement family).
@@ -507,6 +508,10 @@ class _Builder:
         if "subscription_cancel" not in self.issues and self.rng.random() < 0.6:
             return ()
         plan, price = self.rng.choice(_PLANS)
+        if "subscription_cancel" in self.issues and "annual" in plan:
+            # Its customer speaks of a monthly plan about to renew ("not charged for another month"),
+            # which a yearly plan renewed last month would contradict.
+            plan, price = _CANCELLED_PLAN
         # Renewed last within one period of the plan (and not before the account was opened), and
         # renewing one period after that.
         period = 365 if "annual" in plan else 30

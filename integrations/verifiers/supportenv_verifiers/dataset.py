@@ -16,21 +16,6 @@ from typing import Any
 
 from supportenv.env import SupportEnv
 from supportenv.llm import action_tools, render_prompt
-from supportenv.tasks import TASKS, get_task
-
-DEFAULT_TASKS = tuple(task.task_id for task in TASKS)  # the three source tasks, as the project's runner plays
-
-
-def task_ids(tasks: str | Iterable[str] | None) -> tuple[str, ...]:
-    """The task ids asked for ("a,b", ["a", "b"] or None for the default), each checked."""
-    if tasks is None:
-        return DEFAULT_TASKS
-    ids = tuple(t.strip() for t in (tasks.split(",") if isinstance(tasks, str) else tasks) if t.strip())
-    for task_id in ids:
-        get_task(task_id)  # raises UnknownTaskError naming the tasks there are
-    if not ids:
-        raise ValueError("tasks names no task")
-    return ids
 
 
 def tool_defs(task_id: str) -> list[dict[str, Any]]:

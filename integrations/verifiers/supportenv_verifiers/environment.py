@@ -29,8 +29,8 @@ from verifiers.utils.message_utils import normalize_messages
 
 from supportenv.actions import Action
 from supportenv.llm import parse_action, parse_tool_call, render_prompt, user_prompt
-from supportenv.tasks import get_task
-from supportenv_verifiers.dataset import build_dataset, task_ids
+from supportenv.tasks import get_task, task_ids
+from supportenv_verifiers.dataset import build_dataset
 from supportenv_verifiers.episodes import Episode, open_episode
 
 logger = logging.getLogger(__name__)
