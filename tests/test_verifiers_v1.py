@@ -34,8 +34,7 @@ pytestmark = [
     pytest.mark.timeout(60),
     pytest.mark.skipif(
         not VENV_PYTHON.exists(),
-        reason="no verifiers 0.4 venv: python3 -m venv .venv/verifiers-v1 && "
-        ".venv/verifiers-v1/bin/pip install -r requirements-verifiers-v1.txt",
+        reason="no verifiers 0.4 venv: make verifiers-v1",
     ),
 ]
 
@@ -92,3 +91,19 @@ def test_the_model_is_offered_its_tasks_functions_and_reads_each_steps_observati
         # The trace holds the results the model read back: all but its last reply's.
         assert rollout["tool_results"] == replayed(rollout)[1][: len(rollout["tool_results"])]
     assert all(r["tool_results"] for r in rollouts)  # the bad call's result, at least, was read back
+
+
+def test_the_smoke_command_names_itself_and_refuses_an_unknown_task():
+    """A command line like the project's others (tests/test_cli.py cannot run it: another venv)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    helped = subprocess.run(
+        [str(VENV_PYTHON), str(SMOKE), "--help"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python integrations/verifiers_v1/smoke.py ")
+    for option in ("--tasks", "--split", "--seeds"):
+        assert option in helped.stdout
+    refused = subprocess.run(
+        [str(VENV_PYTHON), str(SMOKE), "--tasks", "no_such_task"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert refused.returncode == 2 and "unknown task 'no_such_task'" in refused.stderr  # argparse's error
+    assert "Traceback" not in refused.stderr

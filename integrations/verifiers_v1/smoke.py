@@ -29,11 +29,14 @@ from verifiers.v1.types import content_text
 
 from baseline_agent.policies import make_policy
 from supportenv.actions import Action
+from supportenv.cli import run_cli
 from supportenv.env import SupportEnv
+from supportenv.errors import UnknownTaskError
 from supportenv.llm import parse_tool_call, user_prompt
-from supportenv.tasks import ALL_TASK_IDS
+from supportenv.tasks import ALL_TASK_IDS, task_ids
 from tests.scripted_model import EpisodeScriptedModel, Reply, episode_key, tool_call_of
 
+PROG = "python integrations/verifiers_v1/smoke.py"
 TASKSET_ID = "supportenv-verifiers-v1"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BAD_CALL = ("classify_issue", json.dumps({"category": "no_such_category"}))
@@ -120,9 +123,9 @@ async def run(tasks: list[str], split: str, seeds: list[int]) -> list[dict[str, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=",".join(ALL_TASK_IDS), help="comma-separated task ids (default: all)")
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", default="test", help="train, validation or test (default: test)")
     parser.add_argument("--seeds", default="1", help="comma-separated seeds (default: 1)")
     args = parser.parse_args()
     # verifiers runs the harness's chat program with uv: this venv's (else it would pip-install one
@@ -131,7 +134,10 @@ def main() -> int:
     # The tool server is a subprocess in a directory of its own: it finds supportenv by an absolute path.
     paths = [str(REPO_ROOT), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     os.environ["PYTHONPATH"] = os.pathsep.join(paths)
-    tasks = [t for t in args.tasks.split(",") if t]
+    try:
+        tasks = list(task_ids(args.tasks))
+    except (UnknownTaskError, ValueError) as exc:
+        parser.error(str(exc))
     rows = asyncio.run(run(tasks, args.split, [int(s) for s in args.seeds.split(",") if s]))
     for row in rows:
         print(json.dumps(row), flush=True)
@@ -139,4 +145,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_cli(main, PROG))
