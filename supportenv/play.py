@@ -157,6 +157,20 @@ class Session:
 # ---- text for people ----
 
 
+def _meaning(name: str, value: float) -> str:
+    """What a reward part pays for, from the reward table; a part that counts several of what it
+    pays per (facts, issues) says how many: "3 x +0.10: ask_for_more_info, per needed fact revealed"."""
+    if name not in REWARD_TABLE:
+        return ""
+    rate, when = REWARD_TABLE[name]
+    times = value / rate if rate else 1.0
+    if abs(times - 1.0) < 1e-9:
+        return when
+    if times > 0 and abs(times - round(times)) < 1e-6:
+        return f"{round(times)} x {_signed(rate)}: {when}"
+    return f"{_signed(rate)} each: {when}"
+
+
 def _signed(value: float) -> str:
     text = f"{value:+.2f}"
     return text if float(text) == round(value, 6) else f"{value:+g}"
@@ -218,8 +232,7 @@ def format_step(report: StepReport) -> str:
     lines.append(f"Reward:   {_signed(report.result.reward)}")
     width = max((len(name) for name, _ in breakdown), default=0)
     for name, value in breakdown:
-        meaning = REWARD_TABLE[name][1] if name in REWARD_TABLE else ""
-        lines.append(f"  {name:<{width}}  {_signed(value):>6}  {meaning}".rstrip())
+        lines.append(f"  {name:<{width}}  {_signed(value):>6}  {_meaning(name, value)}".rstrip())
     if not breakdown:
         lines.append("  (no reward parts)")
     lines.append(f"Feedback: {report.feedback or '(none)'}")

@@ -311,3 +311,15 @@ def test_use_tool_on_a_source_task_is_a_penalised_invalid_step(tmp_path):
     assert report["action"]["kind"] == INVALID_KIND and "does not take use_tool" in report["action"]["error"]
     assert report["reward"] < 0 and report["tool_result"] is None
     assert "Tools (use_tool)" not in play("--task", HARD, "--replies", path).stdout
+
+
+def test_a_reward_part_that_counts_several_says_how_many():
+    """A part paid per fact or per issue shows its count and rate beside its total, so +0.30 is
+    not read as the rate of "per needed fact revealed"."""
+    from supportenv.play import _meaning
+    from supportenv.rewards import REWARD_TABLE
+
+    rate, when = REWARD_TABLE["ask_new_fact"]
+    assert _meaning("ask_new_fact", rate) == when
+    assert _meaning("ask_new_fact", 3 * rate) == f"3 x +{rate:.2f}: {when}"
+    assert _meaning("no_such_part", 0.3) == ""
