@@ -135,6 +135,11 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         state = self._live.take(token)
         return self._codec.decode(token) if state is None else state
 
+    def _read(self, token: bytes) -> tuple[Scenario, EpisodeState]:
+        """The episode behind a token, to read, not to change."""
+        state = self._live.peek(token) or self._codec.decode(token)
+        return generate(state.task_id, state.split, state.seed, self._world_key), state
+
     def _step_token(self, request: env_pb2.StepRequest) -> bytes:
         """One step of a token's episode: its StepResponse, encoded (supportenv.v1.codec)."""
         token = request.state_token
@@ -182,17 +187,13 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
 
     @rpc
     async def State(self, request, context):  # noqa: N802
-        state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
-        scenario = generate(state.task_id, state.split, state.seed, self._world_key)
-        return env_pb2.StateResponse(state=codec.episode_state(scenario, state))
+        return env_pb2.StateResponse(state=codec.episode_state(*self._read(request.state_token)))
 
     @rpc
     async def DescribeEnvironment(self, request, context):  # noqa: N802
         if not request.state_token:
             return describe_environment()
-        state = self._live.peek(request.state_token) or self._codec.decode(request.state_token)
-        scenario = generate(state.task_id, state.split, state.seed, self._world_key)
-        return describe_environment(observe(scenario, state))
+        return describe_environment(observe(*self._read(request.state_token)))
 
     @rpc
     async def ResetBatch(self, request, context):  # noqa: N802
