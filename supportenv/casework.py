@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from supportenv.catalog import DESK_REFUND_DAYS, PARTIAL_FAMILIES, RETURN_WINDOW_DAYS
+from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
-from supportenv.world.system_of_record import Order, SystemOfRecord, days_before_today
+from supportenv.world.system_of_record import LineItem, Order, SystemOfRecord, days_before_today
 
 T = TypeVar("T")
 
@@ -71,15 +71,25 @@ def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> t
     captured = [p for p in records.payments_for(order_id) if p.status == "captured"] if order else []
     if not captured:
         return None
+    left = round(sum(p.amount for p in captured) - sum(r.amount for r in records.refunds_for(order_id)), 2)
     if issue == "double_charge" and len(captured) >= 2:
         return order_id, captured[-1].amount  # the duplicate charge
     if issue == "wrong_amount":
         return order_id, round(captured[0].amount - order.total, 2)  # the difference
+    if issue == "refund_request" and scenario.family == "item_of_several":
+        return order_id, paid_for(order, order.items[0])  # what was paid for the item sent back
     if issue == "refund_request":
         # What the customer asks, but never more than is left after the order's earlier refunds.
-        left = round(sum(p.amount for p in captured) - sum(r.amount for r in records.refunds_for(order_id)), 2)
         return order_id, min(float(facts["amount"]), left)
+    if issue == "refund_status" and scenario.family == "refund_never_issued":
+        return order_id, left  # the return, received and never refunded
     return None
+
+
+def paid_for(order: Order, item: LineItem) -> float:
+    """What was paid for a line of an order: its price, less the order's discount, to the cent."""
+    cents = round(item.unit_price * 100) * item.quantity
+    return round(cents * (100 - order.discount_percent) / 100) / 100
 
 
 def delivered_on(order: Order) -> str:
@@ -111,7 +121,7 @@ def over_the_cap(scenario: Scenario) -> tuple[str, ...]:
 
 def is_mistaken(scenario: Scenario, issue: str) -> bool:
     """The issue is the claim of a judgement family: the records show nothing is to change."""
-    return bool(scenario.family) and scenario.family not in PARTIAL_FAMILIES and issue == scenario.intents[0].issue_id
+    return bool(scenario.family) and scenario.family not in CHANGE_FAMILIES and issue == scenario.intents[0].issue_id
 
 
 def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy | None:
@@ -127,12 +137,15 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
         if issue == "refund_request" and outside_return_window(records, order_id):
             return None  # (what the records show is told instead: _finding)
         return Remedy(issue, "issue_refund", refund[0], _money(refund[1]))
-    if issue == "lost_package" and order:
-        return Remedy(issue, "reship_order", order_id)
+    stalled = issue == "delayed_delivery" and scenario.family == "stalled_in_transit"
+    if (issue == "lost_package" or stalled) and order:
+        return Remedy(issue, "reship_order", order_id)  # (a "late" parcel with no scan for a week is lost)
     if issue == "address_change" and order and facts.get("new_address"):
         return Remedy(issue, "update_address", order_id, facts["new_address"])
     if issue == "subscription_cancel":
-        active = next((s for s in records.subscriptions if s.status == "active"), None)
+        # (the plan the customer names, where the account has two; else the one it has)
+        named = scenario.products[0] if scenario.family == "two_subscriptions" else ""
+        active = next((s for s in records.subscriptions if s.status == "active" and s.plan in (named or s.plan)), None)
         return Remedy(issue, "cancel_subscription", active.subscription_id) if active else None
     if issue == "account_locked":
         return Remedy(issue, "send_password_reset", records.account.email)
@@ -322,7 +335,7 @@ class Finding:
 
     issue: str
     what: str  # e.g. "the date the refund was requested (2026-11-25)"
-    kind: str  # "date", "decline_reason", "authorisation" or "place"
+    kind: str  # "date", "window", "decline_reason", "authorisation", "place", "shipping" or "paid"
     value: str
 
     def told_in(self, text: str) -> bool:
@@ -334,6 +347,10 @@ class Finding:
             return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
         if self.kind == "place":
             return bool(re.search(_PLACE_WORDS[self.value], text, re.IGNORECASE))
+        if self.kind == "paid":
+            return bool(_WENT_THROUGH_RE.search(text))
+        if self.kind == "shipping":
+            return says_amount(text, float(self.value)) and bool(_SHIPPING_RE.search(text))
         # The reason on record, and no other (a list of reasons tells the customer nothing); its
         # code as the records write it ("issuer_declined") says it too.
         named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
@@ -345,6 +362,13 @@ _WINDOW_RE = re.compile(
     r"|\bwindow (?:has |had )?(?:passed|closed|ended)",
     re.IGNORECASE,
 )
+# A payment said to have gone through ("your last attempt went through", "the payment was successful").
+_WENT_THROUGH_RE = re.compile(
+    r"\b(?:went through|did go through|(?:has|have) gone through|was successful|succeeded|was accepted"
+    r"|(?:is|was|has been) (?:fully )?paid|was captured|was taken|(?:was|were) charged)\b",
+    re.IGNORECASE,
+)
+_SHIPPING_RE = re.compile(r"\bshipping\b|\bdelivery (?:fee|charge|cost)|\bpostage\b|\bpost and packing\b", re.I)
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
 _DROPS_RE = re.compile(
     r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
@@ -389,6 +413,23 @@ def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> 
     if scenario.family == "not_lost_yet" and order and order.events:
         scanned = order.events[-1].when
         return Finding(issue, f"the day of the parcel's last tracking scan ({scanned})", "date", scanned)
+    if scenario.family == "duplicate_already_refunded":
+        refund = next((r for r in records.refunds_for(order_id) if r.status == "issued"), None)
+        if refund:
+            return Finding(issue, f"the day the duplicate charge was refunded ({refund.issued})", "date", refund.issued)
+    if scenario.family == "paid_on_retry":
+        declined = next((p for p in records.payments if p.status == "declined"), None)
+        checkout = declined.order_id if declined else ""
+        paid = next((p for p in records.payments if p.status == "captured" and p.order_id == checkout), None)
+        if paid:
+            what = f"that the last attempt went through on {paid.date}: the order is paid"
+            return Finding(issue, what, "paid", paid.date)
+    if scenario.family == "shipping_not_overcharge" and order:
+        fee = f"{order.shipping:.2f}"
+        return Finding(issue, f"that the difference is the order's shipping fee (${fee})", "shipping", fee)
+    if scenario.family == "already_delivered" and order and delivered_on(order):
+        day = delivered_on(order)
+        return Finding(issue, f"the day the order was delivered ({day}), too late to change its address", "date", day)
     return None
 
 

@@ -222,19 +222,32 @@ VERIFIED_CHANGE_ISSUES = (
 # (supportenv.casework) or a state it bears out (a refund on its way, a declined card, a late parcel).
 RECORD_ISSUES = (*VERIFIED_CHANGE_ISSUES, "account_locked", "refund_status", "payment_failure", "delayed_delivery")
 # The expert task's judgement families: the claim of the ticket's first issue, as the customer
-# makes it, disagrees with what the records show (a "double charge" that is one charge and an
-# authorisation that will drop; a "lost" parcel the carrier left in a safe place, or one last
+# makes it, disagrees with what the records show. Nothing is to change where the records answer
+# the claim (a "double charge" that is one charge and an authorisation that will drop, or whose
+# duplicate was refunded already; a "lost" parcel the carrier left in a safe place, or one last
 # scanned days ago, not a week; a refund asked for that was issued already, or for an order
-# delivered outside the return window). Nothing is to change: the customer is told what the
-# records show. One family is a partial remedy instead (PARTIAL_FAMILIES): part of the order was
-# refunded before, so the desk refunds what is left, not what the customer asks.
+# delivered outside the return window; an "overcharge" that is the order's shipping fee; an
+# address to change on an order delivered already; a "failed" checkout whose last attempt went
+# through): the customer is told what the records show.
+# The CHANGE_FAMILIES still need a change, but not the one the claim implies: part of the order
+# was refunded before (refund what is left), one item of several goes back (refund what was paid
+# for it, after the order's discount), a return the warehouse received was never refunded
+# (refund it, though the customer only asks where the money is), a "late" parcel has had no scan
+# for a week (it is lost: reship it), the account has two subscriptions (cancel only the one the
+# customer names).
 CLAIM_FAMILIES = {
-    "double_charge": ("pending_authorisation",),
+    "double_charge": ("pending_authorisation", "duplicate_already_refunded"),
     "lost_package": ("left_in_safe_place", "not_lost_yet"),
-    "refund_request": ("refund_already_issued", "outside_return_window", "partly_refunded"),
+    "refund_request": ("refund_already_issued", "outside_return_window", "partly_refunded", "item_of_several"),
+    "wrong_amount": ("shipping_not_overcharge",),
+    "address_change": ("already_delivered",),
+    "refund_status": ("refund_never_issued",),
+    "delayed_delivery": ("stalled_in_transit",),
+    "subscription_cancel": ("two_subscriptions",),
+    "payment_failure": ("paid_on_retry",),
 }
 ALL_FAMILIES = tuple(f for families in CLAIM_FAMILIES.values() for f in families)
-PARTIAL_FAMILIES = ("partly_refunded",)  # the claim stands in part: a smaller change than asked
+CHANGE_FAMILIES = ("partly_refunded", "item_of_several", "refund_never_issued", "stalled_in_transit", "two_subscriptions")
 HELD_OUT_FAMILIES = ("refund_already_issued",)  # drawn only by the test split
 # Facts the desk needs beyond an issue's article to look its records up (the payments are found by the account email).
 DESK_FACTS = {"payment_failure": ("account_email",)}
@@ -262,24 +275,33 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "you looked up do not prove who the customer is). Asking for them is never wasted where such a change may "
         "be needed.",
         "Make each change the case needs and no other: refund a duplicate charge or an overcharge (the money taken "
-        "beyond the order's listed total) in full; refund a refund request its amount when it is within the tier's "
+        "beyond the order's listed total) in full (a duplicate the records show refunded already is not refunded "
+        "again: tell the customer the day it was refunded; a charge that matches the listed total is no overcharge, "
+        "even where it is more than the items' price: tell the customer the shipping fee that makes up the "
+        "difference); refund a refund request its amount when it is within the tier's "
         f"cap ({caps}; above it, escalate and refund nothing) and the order was delivered {window} days ago or "
         f"fewer (delivered earlier: it is outside the {window}-day return window, so refund nothing and tell the "
         "customer the day it was delivered and that the window has passed; an order never delivered has no window); "
-        "never refund more than is left of an "
+        "an item sent back from an order of several is refunded what was paid for it: its price times the quantity, "
+        "less the order's discount_percent, rounded to the cent (not the price the customer remembers, and not the "
+        "shipping); never refund more than is left of an "
         "order's payment after its earlier refunds (part refunded before: refund what is left and tell them that "
-        f"amount); reship a parcel still in transit with no tracking scan for {LOST_AFTER_DAYS} days (scanned more "
+        "amount); refund a return the records show back at the warehouse (order status returned) with no refund "
+        "on record: what is left of its payment, though the customer only asks where the money is; "
+        f"reship a parcel still in transit with no tracking scan for {LOST_AFTER_DAYS} days (scanned more "
         "recently: it is not lost yet, so reship nothing and tell the customer the day of its last scan; one the "
         "carrier shows delivered is not lost either: tell the customer where it was left); send an order not yet "
-        "delivered to the new address; cancel the subscription the customer asks to end; send a password reset to "
+        "delivered to the new address (one delivered already can no longer change: tell the customer the day it "
+        "was delivered); cancel the subscription the customer asks to end; send a password reset to "
         "a locked account. A lost parcel the customer wants its money back for is not also reshipped (its refund is "
         "made, or escalated when above the cap).",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
         "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
-        "requested, a late parcel's new delivery date from the carrier, why a payment was declined, the day a "
-        "refund already issued was issued. Payments are "
+        "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
+        "later attempt was captured, that the payment went through and the day it did), the day a refund already "
+        "issued was issued. Payments are "
         "looked up by the account email, orders by their id. A customer told that the records contradict what "
         "they claimed may doubt it once: explain again what the records show; the issue is answered once they "
         "accept it.",

@@ -1566,6 +1566,39 @@ ISSUE_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# The plans a subscription may be on: (name, price in cents). A customer who cancels one speaks of
+# a monthly plan (MONTHLY_PLANS) about to renew.
+PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
+MONTHLY_PLANS = tuple(name for name, _ in PLANS if "monthly" in name)
+
+# Where a judgement family's customer gives a fact in words of its own: the price of the one item
+# it sends back is the price it remembers from the site, not what it paid after the order's discount.
+FAMILY_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "item_of_several": {
+        "amount": (
+            "it was ${} on the site",
+            "it was listed at ${}",
+            "the price on the page was ${}",
+        ),
+    },
+}
+
+# What a judgement family's customer adds to its words about the issue ({product}: the product its
+# records hold, or the plan): one item of several is what it sends back, one plan of two what it ends.
+FAMILY_LINES: dict[str, tuple[str, ...]] = {
+    "item_of_several": (
+        "It's only the {product} I'm sending back; I'm keeping everything else from that order.",
+        "Just the {product}, to be clear: the other things in that order are fine.",
+        "I'm returning the {product} only; the rest of the order can stay.",
+    ),
+    # ({product}: the plan it names, one of two on the account)
+    "two_subscriptions": (
+        "It's the {product} plan I want to end; I'm keeping the other one.",
+        "To be clear, it's only the {product} plan. Please leave my other subscription alone.",
+        "Just the {product} plan, please: the other one I still use.",
+    ),
+}
+
 # A fact the customer has not got, with why not ("I'm not sure what the new address is" from a
 # customer who never moved reads as forgetfulness: audit round 47).
 UNKNOWN_REPLIES = {
@@ -1929,6 +1962,38 @@ REACTIONS = {
     "pushback_not_lost_yet": (
         "It feels like it's been ages though. Are you sure it's still on its way?",
         "Still moving? I've been refreshing the tracking for days. Are you certain it isn't lost?",
+    ),
+    "pushback_duplicate_already_refunded": (
+        "I still see two payments on my statement, though. Are you sure the second one was refunded?",
+        "Nothing has come back to my card that I can see. Are you certain it was refunded?",
+    ),
+    "pushback_shipping_not_overcharge": (
+        "Shipping? I don't remember paying for shipping. Are you sure that's all it is?",
+        "Really? I thought shipping was included. Are you sure I wasn't overcharged?",
+    ),
+    "pushback_already_delivered": (
+        "Delivered? I haven't had any notice of that. Are you sure it's already been delivered?",
+        "Already? Are you certain? I was sure it hadn't gone out yet.",
+    ),
+    "pushback_paid_on_retry": (
+        "But the page told me it was declined. Are you sure the payment actually went through?",
+        "Really? I got an error every time. Are you certain I've been charged?",
+    ),
+    "accepts_paid_on_retry": (
+        "Oh, so it did go through in the end. Good, I won't try again then. Thanks for checking.",
+        "Right, so the order is paid after all. That's a relief, thank you.",
+    ),
+    "accepts_duplicate_already_refunded": (
+        "Oh, so the second payment has already been sent back. I'll keep an eye on my statement, thanks.",
+        "Right, I'll check my card for the refund then. Thanks for looking into it.",
+    ),
+    "accepts_shipping_not_overcharge": (
+        "Ah, so the difference was the shipping. I missed that on the receipt, thanks for explaining.",
+        "Okay, that adds up then, it was the shipping fee. Thanks for checking.",
+    ),
+    "accepts_already_delivered": (
+        "Oh no, so it went to the old address. I'll see if I can get it from there, thanks for checking.",
+        "Okay, so it's already been delivered. I'll sort it out from my end, thanks.",
     ),
     "accepts_outside_return_window": (
         "Okay, I hadn't realised it was past the return window. Thanks for explaining.",

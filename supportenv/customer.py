@@ -112,7 +112,8 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
     """The ways to give fact `name`, in the words of the issue it was drawn for (the first
     intent that lists it, as world.generate draws them): "both charges" for a double charge."""
     owner = next((i.issue_id for i in scenario.intents if name in (*i.required_facts, *i.extra_facts)), "")
-    return content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
+    own = content.FAMILY_FACT_REPLIES.get(scenario.family, {}).get(name) if owner == scenario.intents[0].issue_id else None
+    return own or content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
 
 
 _IT_RE = re.compile(r"it\b")

@@ -55,14 +55,23 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
     remedy = casework.remedy_for(scenario, issue)
     if remedy is not None and remedy.tool == "issue_refund":
-        earlier = scenario.records.refunds_for(remedy.target) if scenario.family == "partly_refunded" else ()
-        before = f" ${earlier[0].amount:,.2f} of the order was refunded on {earlier[0].issued}, so" if earlier else ""
+        return f"{_why_this_amount(scenario, remedy)} I have refunded ${float(remedy.value):,.2f} to your card; it " \
+            f"reaches it in {DESK_REFUND_DAYS}."
+    if remedy is not None and scenario.family == "stalled_in_transit":
+        order = scenario.records.order(remedy.target)
+        scanned = order.events[-1].when if order and order.events else ""
         return (
-            f"{before} I have refunded ${float(remedy.value):,.2f} to your card; it reaches it in {DESK_REFUND_DAYS}."
+            f" The carrier has not scanned your parcel since {scanned}, more than {LOST_AFTER_DAYS} days ago, so it "
+            "counts as lost: I have sent your order again."
         )
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return ""
+    if finding.kind == "paid":
+        return (
+            f" Our records show your last attempt on {finding.value} went through: the payment was taken and your "
+            "order is paid, so there is nothing to retry."
+        )
     if finding.kind == "decline_reason":
         return f" Our records show the payment was declined because {casework.reason_words(finding.value)}."
     if finding.kind == "authorisation":
@@ -82,6 +91,21 @@ def _told_of(scenario: Scenario, issue: str) -> str:
             f" The carrier last scanned your parcel on {finding.value}, so it is still on its way: a parcel counts as "
             f"lost only after {LOST_AFTER_DAYS} days without a scan, and then we will send it again."
         )
+    if scenario.family == "duplicate_already_refunded":
+        return (
+            f" Our records show the duplicate charge was refunded to your card on {finding.value}; it takes "
+            f"{DESK_REFUND_DAYS} to show, so please check your statement."
+        )
+    if finding.kind == "shipping":
+        return (
+            f" Our records show you were charged the order's listed total: the difference from the item's price "
+            f"is the ${float(finding.value):,.2f} shipping fee, so there is no overcharge to refund."
+        )
+    if scenario.family == "already_delivered":
+        return (
+            f" Our records show the order was already delivered on {finding.value}, so its address can no longer "
+            "be changed."
+        )
     if scenario.family == "refund_already_issued":
         return (
             f" Our records show your refund was issued on {finding.value}; it takes {DESK_REFUND_DAYS} to reach "
@@ -92,12 +116,27 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     return f" The carrier's new delivery date is {finding.value}."
 
 
+def _why_this_amount(scenario: Scenario, remedy: casework.Remedy) -> str:
+    """Why a refund is the amount it is, where it is not the amount the customer asked for."""
+    order = scenario.records.order(remedy.target)
+    if scenario.family == "partly_refunded":
+        earlier = scenario.records.refunds_for(remedy.target)
+        return f" ${earlier[0].amount:,.2f} of the order was refunded on {earlier[0].issued}, so"
+    if scenario.family == "item_of_several" and order:
+        item = order.items[0]
+        return f" The {item.product} was bought with the order's {order.discount_percent}% discount, so"
+    if scenario.family == "refund_never_issued" and order:
+        back = next((e.when for e in order.events if e.status == "returned"), "")
+        return f" Your return reached our warehouse on {back}, but no refund was issued, so"
+    return ""
+
+
 def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> Action | None:
     """The look-up that shows what the customer must be told of an issue the records answer."""
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return None
-    if finding.kind == "decline_reason":
+    if finding.kind in ("decline_reason", "paid"):
         look = use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
     else:
         look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])

@@ -35,7 +35,7 @@ LOST_AFTER_DAYS = 7  # a parcel with no scan for this long is lost, and may be r
 DATA_KEY_ORDER = (
     "account", "customer_id", "name", "email", "tier", "created", "model", "app_version", "last_seen", "when",
     "device", "place", "recognised", "order", "product", "quantity", "unit_price", "payment_id", "subscription_id",
-    "plan", "price", "refund_id", "order_id", "placed", "items", "shipping", "total", "card_last_four", "amount",
+    "plan", "price", "refund_id", "order_id", "placed", "items", "discount_percent", "shipping", "total", "card_last_four", "amount",
     "date", "incidents", "incident_id", "service", "status", "identity_verified", "two_factor", "address",
     "failed_sign_ins", "devices", "sign_ins", "ship_to", "carrier", "tracking_number", "events", "invoice_number",
     "payments", "refunds", "reshipped", "detail", "decline_reason", "subscriptions", "renews", "requested", "issued",

@@ -14,7 +14,7 @@ import pytest
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, content, expert
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ALL_FAMILIES, HELD_OUT_FAMILIES, PARTIAL_FAMILIES, RETURN_WINDOW_DAYS
+from supportenv.catalog import ALL_FAMILIES, HELD_OUT_FAMILIES, CHANGE_FAMILIES, RETURN_WINDOW_DAYS
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -77,11 +77,13 @@ def test_every_component_below_full_marks_says_why(board):
 
 
 def _seed_with(issue: str, tool: str = "", split: str = "validation"):
-    """A validation ticket whose first issue is `issue` and (if given) whose remedy uses `tool`."""
-    for seed in range(400):
+    """A validation ticket whose first issue is `issue`, as the customer claims it (no judgement
+    family), and (if given) whose remedy uses `tool`."""
+    for seed in range(2000):
         scenario, _ = new_episode(EXPERT_TASK_ID, split, seed)
         remedy = casework.remedy_for(scenario, issue)
-        if scenario.intents[0].issue_id == issue and len(scenario.intents) == 1 and (not tool or remedy):
+        first = scenario.intents[0].issue_id == issue and not scenario.family
+        if first and len(scenario.intents) == 1 and (not tool or remedy):
             return seed
     raise AssertionError(f"no {issue} ticket")
 
@@ -204,7 +206,7 @@ def test_held_out_families_are_drawn_by_test_only():
     assert not any(new_episode("end_to_end_resolution", "test", s)[0].family for s in range(300))
 
 
-@pytest.mark.parametrize("family", sorted(set(ALL_FAMILIES) - set(PARTIAL_FAMILIES)))
+@pytest.mark.parametrize("family", sorted(set(ALL_FAMILIES) - set(CHANGE_FAMILIES)))
 def test_a_claim_the_records_contradict_is_answered_with_what_they_show_and_nothing_changed(family):
     seed = _family_seed(family, "test")
     scenario, _, grade = play("oracle", "test", seed)
@@ -253,7 +255,8 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     seed = next(
         s
         for s in range(2000)
-        if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).family and sc.persona in ("angry", "confused")
+        if casework.is_mistaken(sc := new_episode(EXPERT_TASK_ID, "validation", s)[0], sc.intents[0].issue_id)
+        and sc.persona in ("angry", "confused")
     )
     scenario, state, grade = play("oracle", "validation", seed)
     assert state.pushed_back and grade.passed
@@ -349,7 +352,7 @@ def test_a_decline_told_as_the_bank_declining_it_in_any_words_is_told():
 def test_a_follow_up_telling_what_the_answer_left_out_is_no_repeat():
     """Audit round 51: the feedback asks to say what was left out; the message that says it is a
     correction, not a repeated answer."""
-    seed = _ticket(lambda sc: sc.intents[0].issue_id == "payment_failure" and len(sc.intents) == 1)
+    seed = _ticket(lambda sc: sc.intents[0].issue_id == "payment_failure" and len(sc.intents) == 1 and not sc.family)
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
     steps = "Check the card expiry date and billing address, update the payment method and retry the payment."

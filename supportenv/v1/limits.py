@@ -4,8 +4,9 @@ Requests over a limit get RESOURCE_EXHAUSTED (size) or INVALID_ARGUMENT (shape).
 from supportenv.actions import MAX_TEXT_CHARS
 
 # Largest gRPC message either way: a ResetBatch of MAX_BATCH fresh episodes fits with room to
-# spare (256 handed-over tickets, history and policy in each observation, take about 1.1 MB).
-MAX_MESSAGE_BYTES = 2 * 1024 * 1024
+# spare (256 expert tickets, whose observations each carry the desk rules, take about 2.2 MB), and
+# no larger than what a gRPC client receives by default (4 MiB), so no client needs a setting.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 # Items in one ResetBatch or StepBatch.
 MAX_BATCH = 256
 # Longest state token accepted.

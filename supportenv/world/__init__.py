@@ -32,6 +32,7 @@ from supportenv.catalog import (
     ARTICLES,
     ARTICLES_BY_ID,
     CATEGORIES,
+    CHANGE_FAMILIES,
     CLAIM_FAMILIES,
     DESK_FACTS,
     HELD_OUT_FAMILIES,
@@ -59,10 +60,11 @@ if TYPE_CHECKING:
 
 SPLITS = ("train", "validation", "test")
 # The generator's version: a token of another version is refused, since its actions would replay
-# on different tickets or records. world-12: a subscription its customer cancels is monthly.
-WORLD_VERSION = "world-12"
-# What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-12
-# does not (its tickets are world-11's; only a cancelled subscription's plan changed).
+# on different tickets or records. world-13: more judgement families, drawn on nine expert tickets in
+# ten whose first issue has one; orders list their discount and shipping fee.
+WORLD_VERSION = "world-13"
+# What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13
+# does not (its tickets are world-11's but for the judgement families and the records).
 TICKET_STREAM = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
@@ -193,7 +195,7 @@ class Scenario:
     policy_text: tuple[str, ...]
     prefix_steps: int  # action_selection: 1 when a colleague already asked for the details (supportenv.replay)
     expected: Expected
-    products: tuple[str, ...] = ()  # per intent: the product its words name ("" if none)
+    products: tuple[str, ...] = ()  # per intent: the product (or plan) its words name ("" if none)
     record_seed: int = 0  # seeds the system of record's own draws (supportenv.world.system_of_record)
     # The expert task's judgement family (catalog.CLAIM_FAMILIES): the records disagree with the
     # first issue's claim, and nothing is to change (or, for catalog.PARTIAL_FAMILIES, less than
@@ -630,10 +632,19 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
 # it delivered (left in a safe place), and a declined card is a checkout's, not a subscription's.
 _SAYS_DELIVERED = {"lost_package": frozenset((0, 2, 5, 6, 7))}
 _NOT_ON_RECORD = {"payment_failure": frozenset((0,))}
+# Words a judgement family's records would contradict: the whole order refunded where one item of
+# several goes back, a discount missed where the difference is shipping, a duplicate taken yesterday
+# where it was refunded days ago.
+_NOT_FOR_FAMILY = {
+    ("refund_request", "item_of_several"): frozenset((0, 1, 4, 5, 6)),
+    ("wrong_amount", "shipping_not_overcharge"): frozenset((3,)),
+    ("double_charge", "duplicate_already_refunded"): frozenset((4,)),
+    ("payment_failure", "paid_on_retry"): frozenset((3,)),
+}
 
 
 def _fits_the_records(issue: IssueType, index: int, family: str) -> bool:
-    if index in _NOT_ON_RECORD.get(issue.issue_id, ()):
+    if index in _NOT_ON_RECORD.get(issue.issue_id, ()) or index in _NOT_FOR_FAMILY.get((issue.issue_id, family), ()):
         return False
     delivered = _SAYS_DELIVERED.get(issue.issue_id)
     return delivered is None or (index in delivered) == (family == "left_in_safe_place")
@@ -646,9 +657,11 @@ def _compose_message(
     rng: random.Random,
     impact_rng: random.Random,
     family: str | None = None,
+    family_rng: random.Random | None = None,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
     """The opening message. `family` is the expert ticket's judgement family ("" for none); None
-    on the other tasks, whose words need not fit records."""
+    on the other tasks, whose words need not fit records. `family_rng` draws what the family's own
+    words add (content.FAMILY_LINES), apart from every other draw."""
     template_ids, bodies, products = [], [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
@@ -672,6 +685,13 @@ def _compose_message(
         product = rng.choice(content.PRODUCTS)
         products.append(product if "{product}" in issue.templates[index] else "")
         bodies.append(issue.templates[index].replace("{product}", product))
+    if family and family in content.FAMILY_LINES and family_rng is not None:
+        # (the product the first issue's words named, else one drawn for the family's words; a plan
+        # of two is a monthly one, as a customer who wants to end it before it renews speaks of)
+        named = content.MONTHLY_PLANS if family == "two_subscriptions" else content.PRODUCTS
+        product = products[0] or family_rng.choice(named)
+        products[0] = product
+        bodies[0] += " " + family_rng.choice(content.FAMILY_LINES[family]).replace("{product}", product)
     body = bodies[0]
     joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
@@ -732,7 +752,7 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
-P_FAMILY = 0.6  # how often an expert ticket whose first issue has a judgement family draws it
+P_FAMILY = 0.9  # how often an expert ticket whose first issue has a judgement family draws it
 
 
 def _draw_family(
@@ -747,21 +767,39 @@ def _draw_family(
     (the claim stands). Only the test split draws the held-out families; a refund asked for above
     the cap is escalated, so it is never one found issued already, outside the return window or
     refunded in part."""
-    families = CLAIM_FAMILIES.get(intents[0].issue_id, ())
+    families = [f for f in CLAIM_FAMILIES.get(intents[0].issue_id, ()) if split == "test" or f not in HELD_OUT_FAMILIES]
     if not families or rng.random() >= P_FAMILY:
         return ""
-    family = rng.choice(families)
-    if family in HELD_OUT_FAMILIES and split != "test":
-        return ""
-    if any(i.issue_id in CLAIM_FAMILIES for i in intents[1:]) or needs_escalation(intents[0], tier, facts, policy):
-        return ""  # (one claim in question per ticket, and none that policy sends to a human)
+    family = rng.choices(families, weights=[FAMILY_WEIGHTS.get(f, 1) for f in families])[0]
+    if _shares_the_order(intents) or needs_escalation(intents[0], tier, facts, policy):
+        return ""  # (one claim about the order per ticket, and none that policy sends to a human)
+    if family == "refund_never_issued" and float(facts.get("amount", "inf")) > policy.refund_cap(tier):
+        return ""  # (a refund the desk makes itself: never one policy sends to a human)
     return family
+
+
+# How much likelier a family is drawn than its issue's others (1 when not named): an item of several
+# sent back is the only one that asks the desk to work out an amount.
+FAMILY_WEIGHTS = {"item_of_several": 3}
+
+
+def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
+    """Whether a later issue is about the first issue's order too (content.ONE_ORDER_PAIRS)."""
+    def about_an_order(issue: IssueType) -> bool:
+        return "order_id" in (*issue.required_facts, *issue.extra_facts)
+
+    return about_an_order(intents[0]) and any(about_an_order(i) for i in intents[1:])
 
 
 # How many days ago (a range) a charge the records show was made, where the customer's charge date
 # must be recent: an authorisation that has not dropped yet is days old, not months; a checkout
 # that keeps failing failed lately; a plan's renewal the customer wants to stop was charged lately.
-_RECENT_CHARGE_DAYS = {"pending_authorisation": (1, 4), "payment_failure": (0, 3), "subscription_cancel": (2, 28)}
+_RECENT_CHARGE_DAYS = {
+    "pending_authorisation": (1, 4),
+    "duplicate_already_refunded": (3, 10),
+    "payment_failure": (0, 3),
+    "subscription_cancel": (2, 28),
+}
 
 
 def _date_the_charge_lately(
@@ -781,9 +819,14 @@ def _needs_verifying(
     intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant, family: str = ""
 ) -> bool:
     """Whether the expert task's case needs a change only a verified customer may have (the first
-    issue of a judgement family needs none)."""
-    changing = intents[1:] if family else intents
-    return any(i.issue_id in VERIFIED_CHANGE_ISSUES and not needs_escalation(i, tier, facts, policy) for i in changing)
+    issue of a judgement family needs none, but one of CHANGE_FAMILIES needs its own change)."""
+    changes_first = family in CHANGE_FAMILIES
+    changing = intents[1:] if family and not changes_first else intents
+    return any(
+        (i.issue_id in VERIFIED_CHANGE_ISSUES or (changes_first and i is intents[0]))
+        and not needs_escalation(i, tier, facts, policy)
+        for i in changing
+    )
 
 
 def identity_proof(facts: dict[str, str]) -> str:
@@ -877,8 +920,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
+    words_rng = rng_for(task_id, split, seed, "family words", world_key=world_key)
     meant, template_ids, products, impact, impact_line = _compose_message(
-        intents, split, persona, rng, impact_rng, family if task_id == EXPERT_TASK_ID else None
+        intents, split, persona, rng, impact_rng, family if task_id == EXPERT_TASK_ID else None, words_rng
     )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]

@@ -73,12 +73,14 @@ _SURNAMES = ("Okafor", "Lindqvist", "Moreau", "Haddad", "Kowalski", "Tanaka", "B
 _STREETS = ("Kings Road", "Canal Street", "Orchard Lane", "Bridge Street", "Castle Hill", "Market Row")
 _TOWNS = ("Manchester", "Galway", "Ghent", "Nantes", "Braga", "York")
 _SERVICES = ("dashboard", "api", "mobile app", "sign-in", "reports", "webhooks")
-_PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
-_CANCELLED_PLAN = _PLANS[1]  # a subscription its customer cancels is monthly (see subscriptions)
+_CANCELLED_PLAN = content.PLANS[1]  # a subscription its customer cancels is monthly (see subscriptions)
 _FAILED_SIGN_INS_TO_LOCK = 5
 _PAST_ORDER_DAYS = 70  # earlier orders are at least this old (so none is confused with the one in question)
 # Where a carrier leaves a parcel no one was in for (the "lost" parcel of a judgement family).
 SAFE_PLACES = ("the porch", "the side gate", "a neighbour at number 12", "the parcel locker", "the reception desk")
+# Shipping fees an order may list (in cents): the "overcharge" of a judgement family is one of them.
+SHIPPING_FEES = (499, 599, 695, 799, 999)
+DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
 
@@ -142,13 +144,14 @@ class Order:
     placed: str
     items: tuple[LineItem, ...]
     shipping: float
-    total: float  # the listed total: items and shipping
+    total: float  # the listed total: the items less the order's discount, and shipping
     status: str  # one of ORDER_STATUSES
     ship_to: str
     carrier: str  # "" until it ships
     tracking_number: str  # "" until it ships
     events: tuple[TrackingEvent, ...]  # the carrier's scans, oldest first
     invoice_number: str
+    discount_percent: int = 0  # off every item's price (a promotion at checkout); never off shipping
 
 
 @dataclass(frozen=True)
@@ -345,21 +348,33 @@ class _Builder:
             listed = charged - max(100, round(charged * self.rng.choice((0.1, 0.15, 0.2, 0.25))))
         ids = [i.issue_id for i in self.scenario.intents]
         status = next((_ORDER_STATUS_OF_ISSUE[i] for i in ids if i in _ORDER_STATUS_OF_ISSUE), "delivered")
-        if self.scenario.family == "left_in_safe_place":
+        family = self.scenario.family
+        if family in ("left_in_safe_place", "already_delivered"):
             status = "delivered"
         if status == "processing" and "tracking_number" in self.facts:
             status = "shipped"  # a change of address after the label was printed: the carrier must redirect it
         paid_on = self.facts.get("charge_date", "") if self.owner("charge_date") not in _OWN_CHARGE_DATES else ""
-        family = self.scenario.family
         if "refund_request" in self.issues and status == "delivered" and not paid_on:
             # Delivered inside the return window, often near its end; outside it for the family.
             self.delivered_on = self._delivery_day(family == "outside_return_window")
             placed = self.delivered_on - timedelta(days=self.window_rng.randrange(3, 6))
         elif family == "not_lost_yet":
             placed = _day(self.rng.randrange(5, 9))  # last scanned (at the hub) 3-6 days ago: still moving
+        elif family == "already_delivered":
+            placed = _day(self.window_rng.randrange(4, 7))  # delivered a day or two before the customer wrote
+        elif family == "refund_never_issued":
+            placed = _day(self.window_rng.randrange(24, 34))  # sent back, and at the warehouse for 10 days and more
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
-        order = self._order(order_id, product, listed, status, placed)
+        if family == "item_of_several":
+            order = self._order_of_several(order_id, product, charged, placed)
+            charged = round(order.total * 100)
+        elif family == "shipping_not_overcharge":
+            # Charged the listed total: the items and a shipping fee the customer left out of its sum.
+            fee = self.window_rng.choice([f for f in SHIPPING_FEES if f < charged // 2] or [min(SHIPPING_FEES)])
+            order = self._order(order_id, product, charged, status, placed, shipping_cents=fee)
+        else:
+            order = self._order(order_id, product, listed, status, placed)
         if self.delivered_on is not None:  # (the day drawn for the return window, not the carrier's usual)
             delivered = replace(order.events[-1], when=_iso(self.delivered_on))
             order = replace(order, events=(*order.events[:-1], delivered))
@@ -371,7 +386,16 @@ class _Builder:
         if "double_charge" in self.issues:
             # The same charge, captured twice; or (the claim mistaken) held by an authorisation that will drop.
             held = "authorised" if family == "pending_authorisation" else "captured"
-            self.payments.append(replace(payment, payment_id=self._id("PAY"), status=held))
+            duplicate = replace(payment, payment_id=self._id("PAY"), status=held)
+            self.payments.append(duplicate)
+            if family == "duplicate_already_refunded":
+                # Caught by the payments team and refunded a day or two after it was taken.
+                charged_on = date.fromisoformat(duplicate.date)
+                requested = min(charged_on + timedelta(days=1), TODAY)
+                issued = min(requested + timedelta(days=self.window_rng.randrange(0, 2)), TODAY)
+                self.refunds.append(
+                    Refund(self._id("REF"), order_id, duplicate.amount, "issued", _iso(requested), _iso(issued))
+                )
         if family == "refund_already_issued":
             # Refunded in full days ago: the money is on its way or back on the card already.
             requested = _day(self.rng.randrange(6, 12))
@@ -387,9 +411,30 @@ class _Builder:
             self.refunds.append(
                 Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued))
             )
-        if status == "returned":
+        if status == "returned" and family != "refund_never_issued":
             requested = _iso(_day(self.rng.randrange(2, 9)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
+
+    def _order_of_several(self, order_id: str, product: str, returned_cents: int, placed: date) -> Order:
+        """A delivered order of two or three products, bought with a discount off its items, whose
+        first line (the product the customer sends back) lists at `returned_cents`: the price the
+        customer remembers, not what it paid after the discount."""
+        rng = self.window_rng
+        quantity = 2 if returned_cents >= 2 * 1500 and rng.random() < 0.3 else 1
+        unit = returned_cents // quantity
+        first = LineItem(product, quantity, _dollars(unit))
+        others = [p for p in content.PRODUCTS if p != product]
+        prices = ((p, round(_PRICE_CENTS[p] * rng.choice((0.9, 1.0, 1.1)))) for p in rng.sample(others, rng.randrange(1, 3)))
+        rest = [LineItem(p, 1, _dollars(cents)) for p, cents in prices]
+        # (a discount that leaves the returned line's price paid a whole number of cents, no half to round)
+        discounts = [d for d in DISCOUNTS if unit * quantity * (100 - d) % 100 != 50]
+        discount = rng.choice(discounts)
+        items = (first, *rest)
+        subtotal = sum(round(i.unit_price * 100) * i.quantity for i in items)
+        shipping = rng.choice((0, *SHIPPING_FEES))
+        total = round(subtotal * (100 - discount) / 100) + shipping
+        order = self._order(order_id, product, total, "delivered", placed, shipping_cents=shipping)
+        return replace(order, items=items, discount_percent=discount)
 
     def the_failed_payment(self) -> None:
         """A declined card: a checkout left awaiting payment, its attempt declined for a reason."""
@@ -398,16 +443,22 @@ class _Builder:
         product = self._product("payment_failure")
         amount = _cents(self.facts["amount"]) if self.owner("amount") == "payment_failure" else self._price_of(product)
         tried = self.facts["charge_date"] if self.owner("charge_date") == "payment_failure" else _iso(TODAY)
-        order = self._order(self._id("ORD"), product, amount, "awaiting_payment", date.fromisoformat(tried))
+        paid = self.scenario.family == "paid_on_retry"  # (the last attempt went through after all)
+        status = "processing" if paid else "awaiting_payment"
+        order = self._order(self._id("ORD"), product, amount, status, date.fromisoformat(tried))
         self.orders.append(order)
         reason = self.rng.choice(DECLINE_REASONS)
         # (tried more than once, as customers do, three times when its words say so: each attempt
         # declined for the same reason)
         attempts = 3 if "payment_failure/3" in self.scenario.template_ids else self.window_rng.randrange(1, 4)
-        for _ in range(attempts):
+        for attempt in range(attempts):
+            captured = paid and attempt == attempts - 1 and attempts > 1
             self.payments.append(
-                Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "declined", reason)
-            )
+                Payment(self._id("PAY"), order.order_id, self.card, order.total, tried,
+                        "captured" if captured else "declined", "" if captured else reason)
+            )  # fmt: skip
+        if paid and attempts == 1:
+            self.payments.append(Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "captured", ""))
 
     def _delivery_day(self, outside: bool) -> date:
         """A refund request's order's delivery day: within the return window (half the time in its
@@ -420,7 +471,9 @@ class _Builder:
     def _product(self, issue: str) -> str:
         """The product the words of `issue` name, else one another issue's words name (but a
         declined checkout's, which is another purchase), else any."""
-        named = dict(zip((i.issue_id for i in self.scenario.intents), self.scenario.products, strict=False))
+        # (a plan the words name is no product: content.PLANS)
+        intents = (i.issue_id for i in self.scenario.intents)
+        named = {i: p for i, p in zip(intents, self.scenario.products, strict=False) if p in _PRICE_CENTS}
         if named.get(issue):
             return named[issue]
         others = [p for i, p in named.items() if p and "payment_failure" not in (i, issue)]
@@ -436,10 +489,14 @@ class _Builder:
         # the world draws the tenure shown without regard to its facts' dates)
         return _day(self.rng.randrange(low, high))
 
-    def _order(self, order_id: str, product: str, total_cents: int, status: str, placed: date) -> Order:
+    def _order(
+        self, order_id: str, product: str, total_cents: int, status: str, placed: date, shipping_cents: int = 0
+    ) -> Order:
         unit = _PRICE_CENTS[product]
-        quantity = max(1, min(20, round(total_cents / unit))) if total_cents > 2 * unit else 1
-        unit_cents, shipping = divmod(total_cents, quantity)
+        items_cents = total_cents - shipping_cents
+        quantity = max(1, min(20, round(items_cents / unit))) if items_cents > 2 * unit else 1
+        unit_cents, odd_cents = divmod(items_cents, quantity)
+        shipping = shipping_cents + odd_cents
         items = (LineItem(product, quantity, _dollars(unit_cents)),)
         shipped = status not in ("awaiting_payment", "processing")
         tracking = (self.facts.get("tracking_number") if order_id == self.facts.get("order_id") else None) or (
@@ -467,8 +524,9 @@ class _Builder:
         left = placed + timedelta(days=2)
         events.append(TrackingEvent(_iso(left), "in_transit", "arrived at the sorting hub"))
         if status == "in_transit":
-            if "delayed_delivery" in self.issues:
-                # (the scan's day and the new date it gives are the carrier's: found only by a look-up)
+            if "delayed_delivery" in self.issues and self.scenario.family != "stalled_in_transit":
+                # (the scan's day and the new date it gives are the carrier's: found only by a look-up;
+                # a "late" parcel of the family has had no scan since the hub: it is lost)
                 held = _day(self.rng.randrange(1, 4))
                 expected = held + timedelta(days=self.rng.randrange(3, 7))
                 detail = f"held at the sorting hub; new delivery date {_iso(expected)}"
@@ -507,23 +565,37 @@ class _Builder:
     def subscriptions(self) -> tuple[Subscription, ...]:
         if "subscription_cancel" not in self.issues and self.rng.random() < 0.6:
             return ()
-        plan, price = self.rng.choice(_PLANS)
+        plan, price = self.rng.choice(content.PLANS)
         if "subscription_cancel" in self.issues and "annual" in plan:
             # Its customer speaks of a monthly plan about to renew ("not charged for another month"),
             # which a yearly plan renewed last month would contradict.
             plan, price = _CANCELLED_PLAN
-        # Renewed last within one period of the plan (and not before the account was opened), and
-        # renewing one period after that.
-        period = 365 if "annual" in plan else 30
-        drawn = _day(self.rng.randrange(3, 28))
+        named = self.scenario.products[0] if self.scenario.family == "two_subscriptions" else ""
+        if named:
+            plan, price = next(p for p in content.PLANS if p[0] == named)
         renewed = self.facts.get("charge_date") if self.owner("charge_date") == "subscription_cancel" else None
+        subscription = self._subscription(plan, price, self.rng.randrange(3, 28), renewed)
+        if not named:
+            return (subscription,)
+        # The other plan on the account, which the customer keeps: renewed on a day of its own.
+        other, other_price = self.window_rng.choice([p for p in content.PLANS if p[0] != named])
+        kept = self._subscription(other, other_price, self.window_rng.randrange(3, 28) if "annual" not in other
+                                  else self.window_rng.randrange(30, 300))  # fmt: skip
+        return (kept, subscription) if self.window_rng.random() < 0.5 else (subscription, kept)
+
+    def _subscription(self, plan: str, price: int, days_ago: int, renewed: str | None = None) -> Subscription:
+        """An active subscription renewed last within one period of its plan (and not before the
+        account was opened, or on the day the customer gives), renewing one period after that; its
+        last renewal's payment goes on the account."""
+        period = 365 if "annual" in plan else 30
+        drawn = _day(days_ago)
         last = date.fromisoformat(renewed) if renewed else max(drawn, _day(self.scenario.tenure_days))
         renews = last + timedelta(days=period)
         while renews <= TODAY:  # (a charge date the customer gives from long ago: renewed since, unbilled here)
             renews += timedelta(days=period)
         subscription = Subscription(self._id("SUB"), plan, _dollars(price), "active", _iso(renews))
         self.payments.append(Payment(self._id("PAY"), "", self.card, subscription.price, _iso(last), "captured", ""))
-        return (subscription,)
+        return subscription
 
     def incidents(self) -> tuple[Incident, ...]:
         incidents = []
