@@ -66,7 +66,7 @@ def _money(value: float) -> str:
 def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> tuple[str, float] | None:
     """(order id, amount) of the refund an issue asks for, if it asks for one."""
     facts = scenario.facts_by_name
-    order_id = facts.get("order_id", "")
+    order_id = scenario.order_in_question
     order = records.order(order_id) if order_id else None
     captured = [p for p in records.payments_for(order_id) if p.status == "captured"] if order else []
     if not captured:
@@ -89,7 +89,7 @@ def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> t
 def paid_for(order: Order, item: LineItem) -> float:
     """What was paid for a line of an order: its price, less the order's discount, to the cent."""
     cents = round(item.unit_price * 100) * item.quantity
-    return round(cents * (100 - order.discount_percent) / 100) / 100
+    return (cents * (100 - order.discount_percent) + 50) // 100 / 100  # (a half cent rounded up)
 
 
 def delivered_on(order: Order) -> str:
@@ -128,7 +128,7 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     if is_mistaken(scenario, issue):
         return None
     facts = scenario.facts_by_name
-    order_id = facts.get("order_id", "")
+    order_id = scenario.order_in_question
     order = records.order(order_id) if order_id else None
     refund = _refund_wanted(scenario, records, issue)
     if refund:
@@ -337,8 +337,16 @@ class Finding:
     what: str  # e.g. "the date the refund was requested (2026-11-25)"
     kind: str  # "date", "window", "decline_reason", "authorisation", "place", "shipping" or "paid"
     value: str
+    # What a sentence telling a date must be about (a regex): the date of a parcel's delivery told in
+    # a sentence about a payment that went through the same day tells nothing of the parcel.
+    about: str = ""
 
     def told_in(self, text: str) -> bool:
+        if self.kind == "date" and self.about:
+            return any(
+                says_date(s, self.value) and re.search(self.about, s, re.IGNORECASE)
+                for s in _SENTENCE_END_RE.split(text)
+            )
         if self.kind == "date":
             return says_date(text, self.value)
         if self.kind == "window":
@@ -368,6 +376,10 @@ _WENT_THROUGH_RE = re.compile(
     r"|(?:is|was|has been) (?:fully )?paid|was captured|was taken|(?:was|were) charged)\b",
     re.IGNORECASE,
 )
+# What a sentence telling a finding's date is about (Finding.about).
+_REFUND = r"\brefund"
+_PARCEL = r"\b(?:deliver|arriv|parcel|package|shipment|carrier|courier|scan|track|transit|on its way)"
+_DELIVERED = r"\bdeliver"
 _SHIPPING_RE = re.compile(r"\bshipping\b|\bdelivery (?:fee|charge|cost)|\bpostage\b|\bpost and packing\b", re.I)
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
 _DROPS_RE = re.compile(
@@ -396,7 +408,7 @@ def reason_words(reason: str) -> str:
 
 def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
     """What the records show against the claim of a judgement family."""
-    order_id = scenario.facts_by_name.get("order_id", "")
+    order_id = scenario.order_in_question
     order = records.order(order_id)
     if scenario.family == "pending_authorisation":
         what = "that the second charge is an authorisation that will drop off, not a charge"
@@ -407,16 +419,17 @@ def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> 
     if scenario.family == "refund_already_issued":
         refund = next((r for r in records.refunds_for(order_id) if r.status == "issued"), None)
         if refund:
-            return Finding(issue, f"the date the refund was issued ({refund.issued})", "date", refund.issued)
+            return Finding(issue, f"the date the refund was issued ({refund.issued})", "date", refund.issued, _REFUND)
     if scenario.family == "outside_return_window":
         return _window_finding(records, issue, order_id)
     if scenario.family == "not_lost_yet" and order and order.events:
         scanned = order.events[-1].when
-        return Finding(issue, f"the day of the parcel's last tracking scan ({scanned})", "date", scanned)
+        return Finding(issue, f"the day of the parcel's last tracking scan ({scanned})", "date", scanned, _PARCEL)
     if scenario.family == "duplicate_already_refunded":
         refund = next((r for r in records.refunds_for(order_id) if r.status == "issued"), None)
         if refund:
-            return Finding(issue, f"the day the duplicate charge was refunded ({refund.issued})", "date", refund.issued)
+            what = f"the day the duplicate charge was refunded ({refund.issued})"
+            return Finding(issue, what, "date", refund.issued, _REFUND)
     if scenario.family == "paid_on_retry":
         declined = next((p for p in records.payments if p.status == "declined"), None)
         checkout = declined.order_id if declined else ""
@@ -429,7 +442,8 @@ def _family_finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> 
         return Finding(issue, f"that the difference is the order's shipping fee (${fee})", "shipping", fee)
     if scenario.family == "already_delivered" and order and delivered_on(order):
         day = delivered_on(order)
-        return Finding(issue, f"the day the order was delivered ({day}), too late to change its address", "date", day)
+        what = f"the day the order was delivered ({day}), too late to change its address"
+        return Finding(issue, what, "date", day, _DELIVERED)
     return None
 
 
@@ -444,17 +458,18 @@ def _window_finding(records: SystemOfRecord, issue: str, order_id: str) -> Findi
 def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding | None:
     if is_mistaken(scenario, issue):
         return _family_finding(scenario, records, issue)
-    order_id = scenario.facts_by_name.get("order_id", "")
+    order_id = scenario.order_in_question
     order = records.order(order_id) if order_id else None
     if issue == "refund_request" and issue not in over_the_cap(scenario) and outside_return_window(records, order_id):
         return _window_finding(records, issue, order_id)
     if issue == "refund_status" and order:
         refund = next((r for r in records.refunds_for(order_id) if r.status == "pending"), None)
         if refund:
-            return Finding(issue, f"the date the refund was requested ({refund.requested})", "date", refund.requested)
+            what = f"the date the refund was requested ({refund.requested})"
+            return Finding(issue, what, "date", refund.requested, _REFUND)
     if issue == "delayed_delivery" and order and order.events and order.events[-1].status == "delayed":
         expected = order.events[-1].detail.rsplit(" ", 1)[-1]
-        return Finding(issue, f"the carrier's new delivery date ({expected})", "date", expected)
+        return Finding(issue, f"the carrier's new delivery date ({expected})", "date", expected, _PARCEL)
     if issue == "payment_failure":
         declined = next((p for p in records.payments if p.status == "declined"), None)
         if declined:
@@ -508,20 +523,27 @@ def claimed_changes(text: str) -> tuple[str, ...]:
     your subscription"), by tool."""
     claimed: dict[str, None] = {}
     for sentence in _SENTENCE_END_RE.split(text):
-        first_person = bool(_FIRST_PERSON_RE.search(sentence))
         for tool, verbs in _CLAIMS.items():
-            done = verbs.search(sentence) if first_person else None
-            said_done = bool(done) and not _NEGATED_RE.search(_before_the_verb(sentence, done.start()))
+            said_done = any(_said_done_by_us(sentence, done.start()) for done in verbs.finditer(sentence))
             if said_done or (tool in _NOW_CLAIMS and _NOW_CLAIMS[tool].search(sentence)):
                 claimed[tool] = None
     return tuple(claimed)
 
 
-def _before_the_verb(sentence: str, verb: int) -> str:
-    """The words between the verb's subject ("I", "we") and the verb, where a "not" negates it
-    ("I have not refunded"); a "no" elsewhere ("no scan for a week, so I have refunded") does not."""
+def _said_done_by_us(sentence: str, verb: int) -> bool:
+    """Whether the verb at `verb` says the desk did it: its subject is "I" or "we", a few words
+    before it ("I have refunded", "we've just gone ahead and cancelled"), with no "not" between
+    ("I have not refunded"). A verb with no such subject ("it can no longer be redirected, so I
+    have changed nothing") claims nothing; a "no" elsewhere ("no scan for a week, so I have
+    refunded") does not negate it."""
     subjects = [m.start() for m in _FIRST_PERSON_RE.finditer(sentence, 0, verb)]
-    return sentence[subjects[-1] : verb] if subjects else sentence[max(0, verb - 15) : verb]
+    if not subjects:
+        return False
+    between = sentence[subjects[-1] : verb]
+    return len(between.split()) <= _SUBJECT_TO_VERB_WORDS and not _NEGATED_RE.search(between)
+
+
+_SUBJECT_TO_VERB_WORDS = 8  # "I've gone ahead and also" ... "refunded": further off, another clause's subject
 
 
 # A change said not to be made ("I have not sent a replacement", "we haven't refunded it yet").

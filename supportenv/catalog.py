@@ -247,7 +247,13 @@ CLAIM_FAMILIES = {
     "payment_failure": ("paid_on_retry",),
 }
 ALL_FAMILIES = tuple(f for families in CLAIM_FAMILIES.values() for f in families)
-CHANGE_FAMILIES = ("partly_refunded", "item_of_several", "refund_never_issued", "stalled_in_transit", "two_subscriptions")
+CHANGE_FAMILIES = (
+    "partly_refunded",
+    "item_of_several",
+    "refund_never_issued",
+    "stalled_in_transit",
+    "two_subscriptions",
+)
 HELD_OUT_FAMILIES = ("refund_already_issued",)  # drawn only by the test split
 # Facts the desk needs beyond an issue's article to look its records up (the payments are found by the account email).
 DESK_FACTS = {"payment_failure": ("account_email",)}
@@ -268,17 +274,22 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         f"Today is {TODAY.isoformat()}; every date in the records is on or before it.",
         "Tools (use_tool) show and change the customer's records; the records decide, not the claim: look them "
         "up, and where they differ from what the customer thinks, change nothing they do not bear out and tell "
-        "the customer what they show.",
+        "the customer what they show. First make sure a record is the one the customer means: an order is the one "
+        "whose items and dates fit what they describe (customers mix up their orders; look_up_customer lists every "
+        "order on the account, and a customer asked again for the order id checks it).",
         "Verify the customer with verify_identity before any refund, address change, cancellation or reship (only "
         "those: for the other issues the identity check above is having the account email): it needs the account "
         "email and the order id or the card's last four digits, given by the customer in this conversation (values "
         "you looked up do not prove who the customer is). Asking for them is never wasted where such a change may "
         "be needed.",
-        "Make each change the case needs and no other: refund a duplicate charge or an overcharge (the money taken "
+        "Make each change the case needs and no other: refund a duplicate charge (a second captured payment of an "
+        "order; a second payment only authorised is a hold that will drop off, no charge: tell the customer so) or "
+        "an overcharge (the money taken "
         "beyond the order's listed total) in full (a duplicate the records show refunded already is not refunded "
         "again: tell the customer the day it was refunded; a charge that matches the listed total is no overcharge, "
         "even where it is more than the items' price: tell the customer the shipping fee that makes up the "
-        "difference); refund a refund request its amount when it is within the tier's "
+        "difference); refund a refund request its amount (the refund owed, which the cap applies to) when it is "
+        "within the tier's "
         f"cap ({caps}; above it, escalate and refund nothing) and the order was delivered {window} days ago or "
         f"fewer (delivered earlier: it is outside the {window}-day return window, so refund nothing and tell the "
         "customer the day it was delivered and that the window has passed; an order never delivered has no window); "
@@ -288,7 +299,8 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "order's payment after its earlier refunds (part refunded before: refund what is left and tell them that "
         "amount); refund a return the records show back at the warehouse (order status returned) with no refund "
         "on record: what is left of its payment, though the customer only asks where the money is; "
-        f"reship a parcel still in transit with no tracking scan for {LOST_AFTER_DAYS} days (scanned more "
+        f"reship a parcel still in transit with no tracking scan for {LOST_AFTER_DAYS} days, whether the customer "
+        "calls it late or lost (scanned more "
         "recently: it is not lost yet, so reship nothing and tell the customer the day of its last scan; one the "
         "carrier shows delivered is not lost either: tell the customer where it was left); send an order not yet "
         "delivered to the new address (one delivered already can no longer change: tell the customer the day it "

@@ -1571,6 +1571,20 @@ ISSUE_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
 PLANS = (("Basic monthly", 999), ("Plus monthly", 1999), ("Pro annual", 14900))
 MONTHLY_PLANS = tuple(name for name, _ in PLANS if "monthly" in name)
 
+# What a customer who will give the id of an earlier order of the same product says of the order it
+# means (world.P_MIXUP): what it holds and that it is recent.
+RECENT_ORDER_LINES = (
+    "It's about the {product} I ordered recently.",
+    "This is about my recent order, the {product}.",
+    "It's the {product} I bought most recently.",
+)
+# What it says when asked for the order id again (the first id it gave was the earlier order's).
+ORDER_CORRECTIONS = (
+    "Oh, sorry, {given} must be an older order of mine, I've bought one before. The recent one is {meant}.",
+    "Ah, my mistake: {given} is from an earlier order. The one I mean is {meant}.",
+    "Sorry, I gave you the wrong number. {given} was an old order; the recent one is {meant}.",
+)
+
 # Where a judgement family's customer gives a fact in words of its own: the price of the one item
 # it sends back is the price it remembers from the site, not what it paid after the order's discount.
 FAMILY_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {

@@ -26,6 +26,7 @@ class Answer:
     revealed: tuple[str, ...]  # fact names newly revealed
     repeated: tuple[str, ...]  # fact names already revealed before
     unknown: tuple[str, ...]  # fact names the customer cannot give
+    corrected: tuple[str, ...] = ()  # fact names given before, given again corrected (the order id)
 
 
 # An empty 4-byte blake2b, copied per pick: copying it then hashing the key gives the same
@@ -112,11 +113,16 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
     """The ways to give fact `name`, in the words of the issue it was drawn for (the first
     intent that lists it, as world.generate draws them): "both charges" for a double charge."""
     owner = next((i.issue_id for i in scenario.intents if name in (*i.required_facts, *i.extra_facts)), "")
-    own = content.FAMILY_FACT_REPLIES.get(scenario.family, {}).get(name) if owner == scenario.intents[0].issue_id else None
+    own = (
+        content.FAMILY_FACT_REPLIES.get(scenario.family, {}).get(name)
+        if owner == scenario.intents[0].issue_id
+        else None
+    )
     return own or content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
 
 
 _IT_RE = re.compile(r"it\b")
+_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
 # A question whether anything changed lately ("did anything change on your side recently?").
 _CHANGES_RE = re.compile(
     r"\b(?:anything|something)\s+(?:\w+\s+)?(?:chang|different)\w*|\bchanged?\s+anything\b|"
@@ -196,15 +202,30 @@ def new_email(scenario: Scenario) -> str:
     return f"{on_record.split('@')[0]}@{domain}"
 
 
-def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...], question: str, step: int) -> Answer:
+def answer(
+    scenario: Scenario,
+    already: tuple[str, ...],
+    fields: tuple[str, ...],
+    question: str,
+    step: int,
+    correct_to: str = "",
+) -> Answer:
+    """The customer's answer to a question for facts. `correct_to`: the order id it means, where
+    the one it gave is an earlier order's and it has not said so yet (asked for the order id again,
+    it corrects itself)."""
     # (the fields named and those the question's words ask for: a customer answers the whole question)
     wanted = list(dict.fromkeys((*fields, *fields_in_question(question))))
     facts = scenario.facts_by_name
+    if correct_to and "order_id" in already and (facts["order_id"] in question or _ORDER_RE.search(question)):
+        wanted.append("order_id")  # ("Is ORD-1 the order you mean? It is from March.": the order, asked again)
+    wanted = list(dict.fromkeys(wanted))
     ticket = scenario.ticket_id
-    revealed, repeated, unknown, parts = [], [], [], []
+    revealed, repeated, unknown, parts, corrected = [], [], [], [], []
     for name in wanted:
         value = facts.get(name)
-        if name in already:
+        if name == "order_id" and name in already and correct_to:
+            corrected.append(name)
+        elif name in already:
             repeated.append(name)
         elif value is None:
             unknown.append(name)
@@ -215,6 +236,9 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
                 options = tuple(o for o in options if not _IT_RE.match(o)) or options
             parts.append(_pick(f"{ticket}|{step}|{name}", options).format(value))
     sentences = []
+    if corrected:
+        options = content.ORDER_CORRECTIONS
+        sentences.append(_pick(f"{ticket}|{step}|corrected", options).format(given=facts["order_id"], meant=correct_to))
     if parts:
         # Two facts to a sentence, as people write them ("It's X and the order is Y. ...").
         sentences += [_capitalise(spoken_list(parts[i : i + 2])) + "." for i in range(0, len(parts), 2)]
@@ -260,6 +284,7 @@ def answer(scenario: Scenario, already: tuple[str, ...], fields: tuple[str, ...]
             "revealed": tuple(revealed),
             "repeated": tuple(repeated),
             "unknown": tuple(unknown),
+            "corrected": tuple(corrected),
         },
     )
 

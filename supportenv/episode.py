@@ -294,7 +294,7 @@ def _react(kind: str, scenario: Scenario, state: EpisodeState, **words: str) -> 
 
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
     """What the agent sees now: the scenario's briefing and the episode so far."""
-    brief, facts = scenario.briefing, scenario.facts_by_name
+    brief = scenario.briefing
     # Without the frozen __init__, which was the largest cost of a step (supportenv.records).
     return frozen_record(
         Observation,
@@ -312,7 +312,7 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "issue_type": state.issue_type,
             "priority": state.priority,
             "kb_matches": scenario.suggestions(state.category, state.issue_type),
-            "revealed_facts": tuple([(name, facts.get(name) or "") for name in state.revealed]),
+            "revealed_facts": tuple([(name, given_value(scenario, state, name)) for name in state.revealed]),
             "requestable_fields": brief.requestable_fields,
             "issue_types": brief.issue_types,
             "policy": brief.policy,
@@ -505,7 +505,9 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         # the customer says what is still open, if anything (the step still counts in efficiency).
         turn.notes.append("a check-in: it asks for no fact")
         return _check_in_reply(scenario, state)
-    got = customer.answer(scenario, tuple(state.revealed), action.fields, action.text, state.step)
+    got = customer.answer(
+        scenario, tuple(state.revealed), action.fields, action.text, state.step, correction_due(scenario, state)
+    )
     wanted = scenario.expected.facts
     needed = [f for f in got.revealed if f in wanted]
     # What verification takes is never asked in vain where a change needing it may be due (the
@@ -522,22 +524,23 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         for f in got.revealed
         if f not in wanted and f in free
     )
+    turn.notes.extend(f"{fact_label(f)}: given again, corrected" for f in got.corrected)
     turn.notes.extend(f"{fact_label(f)}: already given" for f in got.repeated)
     turn.notes.extend(f"{fact_label(f)}: the customer cannot give it" for f in got.unknown)
-    if needed:
-        turn.add("ask_new_fact", len(needed))
+    if needed or got.corrected:
+        turn.add("ask_new_fact", len(needed) + len(got.corrected))
     if got.repeated:
         state.repeated_asks += 1
         state.repeated_fields += len(got.repeated)
         turn.add("ask_repeat")
         turn.mood(-0.15, -1)
     pointless = len(unknown) + len(unneeded)
-    if pointless or not (got.revealed or got.repeated or got.unknown):
+    if pointless or not (got.revealed or got.repeated or got.unknown or got.corrected):
         state.unknown_asks += 1
         state.needless_asks.extend([*unknown, *unneeded] or [NO_FACT_ASKED])
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
-        if not (got.revealed or got.repeated or got.unknown):
+        if not (got.revealed or got.repeated or got.unknown or got.corrected):
             # (whatever the customer says to it: "which new email would you like?" gets an address,
             # but no fact the case needs; ask for facts by field name)
             turn.notes.append("that question asked for no fact the case needs")
@@ -594,12 +597,18 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     # A fact already given, named in an answer's question ("could you check those for the card
     # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
     # ("log in with your new address?" about a new email) is an instruction, not a question.
-    asked = tuple(f for f in asked if f not in state.revealed and f in scenario.facts_by_name)
+    due = correction_due(scenario, state)  # (the order id, asked again where the customer gave an earlier one's)
+    asked = tuple(
+        f for f in asked if (f not in state.revealed or (due and f == "order_id")) and f in scenario.facts_by_name
+    )
+    if due and "order_id" in state.revealed and scenario.facts_by_name["order_id"] in question and not asked:
+        asked = ("order_id",)  # ("Is ORD-1 the one you mean? It was placed in March.")
     reply = _respond(scenario, state, action, turn, asked)
     if asked:
-        got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step)
+        got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
         turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
+        turn.notes.extend(f"{fact_label(f)}: given again, corrected" for f in got.corrected)
         first = got.reply
     else:
         # Any other direct question (a choice, an open one) is answered too, never passed over.
@@ -1451,7 +1460,25 @@ def _left_out(scenario: Scenario, text: str, issues: list[str]) -> list[str]:
 def said_facts(scenario: Scenario, state: EpisodeState) -> dict[str, str]:
     """What the customer has given in the conversation: fact name -> value."""
     facts = scenario.facts_by_name
-    return {name: facts[name] for name in state.revealed if facts.get(name)}
+    return {name: given_value(scenario, state, name) for name in state.revealed if facts.get(name)}
+
+
+def given_value(scenario: Scenario, state: EpisodeState, name: str) -> str:
+    """The value the customer has given for a fact: the order id it corrected, once it has."""
+    if name == "order_id" and scenario.meant_order_id and order_corrected(scenario, state):
+        return scenario.meant_order_id
+    return scenario.facts_by_name.get(name) or ""
+
+
+def order_corrected(scenario: Scenario, state: EpisodeState) -> bool:
+    """Whether the customer has given the order it means, having first given an earlier one's id."""
+    meant = scenario.meant_order_id
+    return bool(meant) and any(meant in text for who, text, _ in state.history if who == "customer")
+
+
+def correction_due(scenario: Scenario, state: EpisodeState) -> str:
+    """The order id the customer gives when asked for it again: the one it means, until it has."""
+    return "" if order_corrected(scenario, state) else scenario.meant_order_id
 
 
 def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

@@ -19,8 +19,10 @@ from supportenv.catalog import (
 from supportenv.customer import spoken_list
 from supportenv.episode import (
     EpisodeState,
+    correction_due,
     fact_label,
     first_steps_given,
+    given_value,
     is_check_in,
     is_clarifying_question,
     missing_facts,
@@ -35,7 +37,7 @@ from supportenv.world import Scenario
 
 
 def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
-    return next((value for name, value in scenario.hidden_facts if name in state.revealed), "")
+    return next((given_value(scenario, state, name) for name, _ in scenario.hidden_facts if name in state.revealed), "")
 
 
 def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]) -> str:
@@ -55,8 +57,10 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
     remedy = casework.remedy_for(scenario, issue)
     if remedy is not None and remedy.tool == "issue_refund":
-        return f"{_why_this_amount(scenario, remedy)} I have refunded ${float(remedy.value):,.2f} to your card; it " \
+        return (
+            f"{_why_this_amount(scenario, remedy)} I have refunded ${float(remedy.value):,.2f} to your card; it "
             f"reaches it in {DESK_REFUND_DAYS}."
+        )
     if remedy is not None and scenario.family == "stalled_in_transit":
         order = scenario.records.order(remedy.target)
         scanned = order.events[-1].when if order and order.events else ""
@@ -139,8 +143,25 @@ def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> A
     if finding.kind in ("decline_reason", "paid"):
         look = use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
     else:
-        look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
+        look = use_tool("look_up_order", order_id=scenario.order_in_question)
     return None if look in state.actions else look
+
+
+def _order_meant(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """Where the order id the customer gave is an earlier order's: look that order up (as anyone
+    given an order id does), see it is not the one described, and ask for the one it means."""
+    if not correction_due(scenario, state):
+        return None
+    given = scenario.facts_by_name["order_id"]
+    look = use_tool("look_up_order", order_id=given)
+    if look not in state.actions:
+        return look
+    product = scenario.records.order(scenario.order_in_question).items[0].product
+    question = (
+        f"Thank you. Order {given} is an earlier order of yours, delivered some time ago. Could you please "
+        f"check the order number of the {product} you ordered recently?"
+    )
+    return Action("ask_for_more_info", fields=("order_id",), text=question)
 
 
 def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
@@ -148,7 +169,7 @@ def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Actio
     (it may be outside the return window, or refunded in part before)."""
     if not casework.over_the_cap(scenario):
         return None
-    look = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
+    look = use_tool("look_up_order", order_id=scenario.order_in_question)
     return None if look in state.actions else look
 
 
@@ -213,6 +234,9 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
+    mixup = _order_meant(scenario, state) if task_id == EXPERT_TASK_ID else None
+    if mixup is not None:
+        return mixup
     desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None
     if desk is not None:
         return desk

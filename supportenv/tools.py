@@ -35,9 +35,10 @@ LOST_AFTER_DAYS = 7  # a parcel with no scan for this long is lost, and may be r
 DATA_KEY_ORDER = (
     "account", "customer_id", "name", "email", "tier", "created", "model", "app_version", "last_seen", "when",
     "device", "place", "recognised", "order", "product", "quantity", "unit_price", "payment_id", "subscription_id",
-    "plan", "price", "refund_id", "order_id", "placed", "items", "discount_percent", "shipping", "total", "card_last_four", "amount",
+    "plan", "price", "refund_id", "order_id", "placed", "items", "shipping", "total", "card_last_four", "amount",
     "date", "incidents", "incident_id", "service", "status", "identity_verified", "two_factor", "address",
-    "failed_sign_ins", "devices", "sign_ins", "ship_to", "carrier", "tracking_number", "events", "invoice_number",
+    "failed_sign_ins", "devices", "sign_ins", "orders", "ship_to", "carrier", "tracking_number", "events",
+    "invoice_number", "discount_percent",
     "payments", "refunds", "reshipped", "detail", "decline_reason", "subscriptions", "renews", "requested", "issued",
     "started", "summary",
 )  # fmt: skip
@@ -59,7 +60,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         LOOK_UP,
         ("account_email",),
         0.5,
-        "The account with this email: name, tier, status, two-factor, address on file, devices and recent sign-ins.",
+        "The account with this email: name, tier, status, two-factor, address on file, devices, recent sign-ins, "
+        "and every order on it in brief (id, date placed, status, items, total), the latest first.",
     ),
     ToolSpec(
         "look_up_order",
@@ -257,6 +259,18 @@ class _View:
         data["identity_verified"] = self.desk.verified
         if self.desk.made("send_password_reset"):
             data["password_reset_sent"] = True
+        # Every order on the account, in brief (look_up_order shows one in full): how the desk finds
+        # the order a customer describes when the id it gives is another one's.
+        data["orders"] = [
+            {
+                "order_id": o.order_id,
+                "placed": o.placed,
+                "items": [{"product": i.product, "quantity": i.quantity} for i in o.items],
+                "total": o.total,
+                "status": o.status,
+            }
+            for o in sorted(self.records.orders, key=lambda o: o.placed, reverse=True)
+        ]
         return data
 
     def subscriptions_data(self) -> list[dict[str, Any]]:

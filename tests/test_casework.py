@@ -93,7 +93,7 @@ def test_a_refund_above_the_cap_is_escalated_not_refunded():
     scenario = _first(lambda s: "refund_request" in casework.over_the_cap(s))
     assert not any(r.issue == "refund_request" for r in casework.remedies(scenario))
     amount = scenario.facts_by_name["amount"]
-    order_id = scenario.facts_by_name["order_id"]
+    order_id = scenario.order_in_question
     assert float(amount) > scenario.policy.refund_cap(scenario.tier)
     calls = [tool_call("verify_identity"), tool_call("issue_refund", order_id=order_id, amount=amount)]
     assert casework.check_records(scenario, _run(scenario, calls)).unwanted == ()  # the tool refused it

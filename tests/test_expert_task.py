@@ -14,7 +14,7 @@ import pytest
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, content, expert
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ALL_FAMILIES, HELD_OUT_FAMILIES, CHANGE_FAMILIES, RETURN_WINDOW_DAYS
+from supportenv.catalog import ALL_FAMILIES, CHANGE_FAMILIES, HELD_OUT_FAMILIES, RETURN_WINDOW_DAYS
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -222,7 +222,7 @@ def test_part_refunded_before_is_refunded_only_what_is_left_and_the_customer_tol
     seed = _family_seed("partly_refunded", "validation")
     scenario, _state, grade = play("oracle", "validation", seed)
     assert grade.passed
-    order_id = scenario.facts_by_name["order_id"]
+    order_id = scenario.order_in_question
     earlier = sum(r.amount for r in scenario.records.refunds_for(order_id))
     remedy = casework.remedy_for(scenario, "refund_request")
     assert earlier > 0 and float(remedy.value) == round(float(scenario.facts_by_name["amount"]) - earlier, 2)
@@ -248,7 +248,7 @@ def test_a_refund_request_outside_the_return_window_is_told_the_delivery_day_and
         and not sc.family
         and casework.remedy_for(sc, "refund_request")
     ]
-    assert inside and all(not casework.outside_return_window(sc.records, sc.facts_by_name["order_id"]) for sc in inside)
+    assert inside and all(not casework.outside_return_window(sc.records, sc.order_in_question) for sc in inside)
 
 
 def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():

@@ -62,7 +62,7 @@ def _find(predicate: Callable[[Scenario], bool], what: str) -> Scenario:
 
 
 def _the_order(s: Scenario) -> Order | None:
-    order_id = s.facts_by_name.get("order_id")
+    order_id = s.order_in_question
     return s.records.order(order_id) if order_id else None
 
 
@@ -262,9 +262,13 @@ def test_look_up_customer_finds_the_account_by_its_email_whatever_its_case_and_s
         account = result.data["account"]
         assert account["email"] == email and account["customer_id"] == records.account.customer_id
         assert account["identity_verified"] is False and account["address"] == records.account.address
-        assert {k: v for k, v in account.items() if k != "identity_verified"} == {
+        assert {k: v for k, v in account.items() if k not in ("identity_verified", "orders")} == {
             k: v for k, v in records.to_dict()["account"].items() if k != "identity_verified"
         }
+        # ... and every order on it, in brief, the latest first (how the desk finds the order meant)
+        listed = [(o["order_id"], o["placed"], o["status"], o["total"]) for o in account["orders"]]
+        assert listed == sorted(((o.order_id, o.placed, o.status, o.total) for o in records.orders),
+                                key=lambda o: o[1], reverse=True)  # fmt: skip
 
 
 @pytest.mark.parametrize("tool", ["look_up_customer", "look_up_payments", "send_password_reset"])

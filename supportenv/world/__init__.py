@@ -198,9 +198,17 @@ class Scenario:
     products: tuple[str, ...] = ()  # per intent: the product (or plan) its words name ("" if none)
     record_seed: int = 0  # seeds the system of record's own draws (supportenv.world.system_of_record)
     # The expert task's judgement family (catalog.CLAIM_FAMILIES): the records disagree with the
-    # first issue's claim, and nothing is to change (or, for catalog.PARTIAL_FAMILIES, less than
-    # asked); "" when the records bear the claim out.
+    # first issue's claim, and nothing is to change (or, for catalog.CHANGE_FAMILIES, another change
+    # than the claim implies); "" when the records bear the claim out.
     family: str = ""
+    # The expert ticket's order the customer means, where the order id it gives (its order_id fact)
+    # is another, earlier order of the same product on its account; "" when the id it gives is right.
+    meant_order_id: str = ""
+
+    @property
+    def order_in_question(self) -> str:
+        """The id of the order the ticket is about ("" if none): the one the customer means."""
+        return self.meant_order_id or self.facts_by_name.get("order_id", "")
 
     @property
     def issue(self) -> IssueType:
@@ -658,6 +666,7 @@ def _compose_message(
     impact_rng: random.Random,
     family: str | None = None,
     family_rng: random.Random | None = None,
+    mixup: bool = False,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
     """The opening message. `family` is the expert ticket's judgement family ("" for none); None
     on the other tasks, whose words need not fit records. `family_rng` draws what the family's own
@@ -692,6 +701,11 @@ def _compose_message(
         product = products[0] or family_rng.choice(named)
         products[0] = product
         bodies[0] += " " + family_rng.choice(content.FAMILY_LINES[family]).replace("{product}", product)
+    if mixup and family_rng is not None:
+        # (the order it means, by what it holds and when: the id it gives later is an earlier one's)
+        product = products[0] or family_rng.choice(content.PRODUCTS)
+        products[0] = product
+        bodies[0] += " " + family_rng.choice(content.RECENT_ORDER_LINES).replace("{product}", product)
     body = bodies[0]
     joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
@@ -785,6 +799,7 @@ FAMILY_WEIGHTS = {"item_of_several": 3}
 
 def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
     """Whether a later issue is about the first issue's order too (content.ONE_ORDER_PAIRS)."""
+
     def about_an_order(issue: IssueType) -> bool:
         return "order_id" in (*issue.required_facts, *issue.extra_facts)
 
@@ -797,8 +812,9 @@ def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
 _RECENT_CHARGE_DAYS = {
     "pending_authorisation": (1, 4),
     "duplicate_already_refunded": (3, 10),
+    "refund_never_issued": (24, 34),  # (delivered, sent back, at the warehouse for ten days and more)
     "payment_failure": (0, 3),
-    "subscription_cancel": (2, 28),
+    "subscription_cancel": (18, 28),  # (renewing within days: "about to renew")
 }
 
 
@@ -813,6 +829,23 @@ def _date_the_charge_lately(
     days = _RECENT_CHARGE_DAYS.get(family) or _RECENT_CHARGE_DAYS.get(owner)
     if days:
         facts["charge_date"] = iso_days_ago(rng.randrange(*days))
+
+
+P_MIXUP = 0.35  # how often an expert ticket about an order gives the id of an earlier order of the same product
+
+
+def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: random.Random) -> str:
+    """The id of the order the customer means, where the id it gives is of another, earlier order
+    of the same product on its account (the order_id fact stays what it gives); "" when it gives
+    the right one. Only where the first issue is about an order the customer names by its id."""
+    if "order_id" not in (*intents[0].required_facts, *intents[0].extra_facts) or "order_id" not in facts:
+        return ""
+    if rng.random() >= P_MIXUP:
+        return ""
+    meant = facts["order_id"]
+    while meant == facts["order_id"]:
+        meant = f"ORD-{rng.randrange(100000, 999999)}"
+    return meant
 
 
 def _needs_verifying(
@@ -909,7 +942,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
-    family = ""
+    family, meant_order_id = "", ""
     if task_id == EXPERT_TASK_ID:
         # (drawn from a generator of its own, so that it changes no other draw)
         family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
@@ -917,12 +950,20 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         if "charge_date" in facts:
             _date_the_charge_lately(intents, family, facts, family_rng)
         _add_identity_proofs(intents, facts, tier, policy, rng, family)
+        meant_order_id = _draw_mixup(intents, facts, rng_for(task_id, split, seed, "mixup", world_key=world_key))
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
     words_rng = rng_for(task_id, split, seed, "family words", world_key=world_key)
     meant, template_ids, products, impact, impact_line = _compose_message(
-        intents, split, persona, rng, impact_rng, family if task_id == EXPERT_TASK_ID else None, words_rng
+        intents,
+        split,
+        persona,
+        rng,
+        impact_rng,
+        family if task_id == EXPERT_TASK_ID else None,
+        words_rng,
+        bool(meant_order_id),
     )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
@@ -965,4 +1006,5 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         # The records draw from a generator of their own, so that they change no other draw.
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
         family=family,
+        meant_order_id=meant_order_id,
     )

@@ -81,6 +81,7 @@ SAFE_PLACES = ("the porch", "the side gate", "a neighbour at number 12", "the pa
 # Shipping fees an order may list (in cents): the "overcharge" of a judgement family is one of them.
 SHIPPING_FEES = (499, 599, 695, 799, 999)
 DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
+_ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
 
@@ -265,6 +266,11 @@ def _dollars(cents: int) -> float:
     return round(cents / 100, 2)
 
 
+def _less_discount(cents: int, percent: int) -> int:
+    """`cents` less `percent` off, to the cent, a half cent rounded up (as a till does)."""
+    return (cents * (100 - percent) + 50) // 100
+
+
 class _Builder:
     """Draws the records of one scenario: the parts its hidden facts fix, then the rest."""
 
@@ -338,7 +344,7 @@ class _Builder:
         describe them (delivered unless an issue says otherwise)."""
         if "order_id" not in self.facts:
             return
-        order_id = self.facts["order_id"]
+        order_id = self.scenario.order_in_question
         product = self._product(self.owner("order_id"))
         amount_is_the_orders = "amount" in self.facts and self.owner("amount") != "payment_failure"
         charged = _cents(self.facts["amount"]) if amount_is_the_orders else self._price_of(product)
@@ -362,7 +368,7 @@ class _Builder:
             placed = _day(self.rng.randrange(5, 9))  # last scanned (at the hub) 3-6 days ago: still moving
         elif family == "already_delivered":
             placed = _day(self.window_rng.randrange(4, 7))  # delivered a day or two before the customer wrote
-        elif family == "refund_never_issued":
+        elif family == "refund_never_issued" and not paid_on:
             placed = _day(self.window_rng.randrange(24, 34))  # sent back, and at the warehouse for 10 days and more
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
@@ -420,11 +426,12 @@ class _Builder:
         first line (the product the customer sends back) lists at `returned_cents`: the price the
         customer remembers, not what it paid after the discount."""
         rng = self.window_rng
-        quantity = 2 if returned_cents >= 2 * 1500 and rng.random() < 0.3 else 1
-        unit = returned_cents // quantity
+        quantity, unit = 1, returned_cents  # (one of it: "the kettle" is one kettle)
         first = LineItem(product, quantity, _dollars(unit))
         others = [p for p in content.PRODUCTS if p != product]
-        prices = ((p, round(_PRICE_CENTS[p] * rng.choice((0.9, 1.0, 1.1)))) for p in rng.sample(others, rng.randrange(1, 3)))
+        prices = (
+            (p, round(_PRICE_CENTS[p] * rng.choice((0.9, 1.0, 1.1)))) for p in rng.sample(others, rng.randrange(1, 3))
+        )
         rest = [LineItem(p, 1, _dollars(cents)) for p, cents in prices]
         # (a discount that leaves the returned line's price paid a whole number of cents, no half to round)
         discounts = [d for d in DISCOUNTS if unit * quantity * (100 - d) % 100 != 50]
@@ -432,9 +439,9 @@ class _Builder:
         items = (first, *rest)
         subtotal = sum(round(i.unit_price * 100) * i.quantity for i in items)
         shipping = rng.choice((0, *SHIPPING_FEES))
-        total = round(subtotal * (100 - discount) / 100) + shipping
+        total = _less_discount(subtotal, discount) + shipping
         order = self._order(order_id, product, total, "delivered", placed, shipping_cents=shipping)
-        return replace(order, items=items, discount_percent=discount)
+        return replace(order, items=items, shipping=_dollars(shipping), discount_percent=discount)
 
     def the_failed_payment(self) -> None:
         """A declined card: a checkout left awaiting payment, its attempt declined for a reason."""
@@ -458,7 +465,9 @@ class _Builder:
                         "captured" if captured else "declined", "" if captured else reason)
             )  # fmt: skip
         if paid and attempts == 1:
-            self.payments.append(Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "captured", ""))
+            self.payments.append(
+                Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "captured", "")
+            )
 
     def _delivery_day(self, outside: bool) -> date:
         """A refund request's order's delivery day: within the return window (half the time in its
@@ -495,11 +504,16 @@ class _Builder:
         unit = _PRICE_CENTS[product]
         items_cents = total_cents - shipping_cents
         quantity = max(1, min(20, round(items_cents / unit))) if items_cents > 2 * unit else 1
+        if items_cents % quantity and not shipping_cents and items_cents > _ODD_TOTAL_FEE + quantity:
+            # A total the quantity does not divide: a shipping fee takes the odd cents (a plausible
+            # fee of $4.99 and a few cents, not a fee of 4 cents).
+            shipping_cents = _ODD_TOTAL_FEE + (items_cents - _ODD_TOTAL_FEE) % quantity
+            items_cents = total_cents - shipping_cents
         unit_cents, odd_cents = divmod(items_cents, quantity)
         shipping = shipping_cents + odd_cents
         items = (LineItem(product, quantity, _dollars(unit_cents)),)
         shipped = status not in ("awaiting_payment", "processing")
-        tracking = (self.facts.get("tracking_number") if order_id == self.facts.get("order_id") else None) or (
+        tracking = (self.facts.get("tracking_number") if order_id == self.scenario.order_in_question else None) or (
             "1Z" + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(10))
         )
         carrier = self.rng.choice(CARRIERS) if shipped else ""
@@ -561,6 +575,23 @@ class _Builder:
                 issued = _iso(placed + timedelta(days=20))
                 self.refunds.append(Refund(self._id("REF"), order.order_id, order.total, "issued", issued, issued))
 
+    def the_earlier_order(self) -> None:
+        """Where the customer gives the id of another order than the one it means: that earlier
+        order of the same product, delivered months ago (drawn from a generator of its own)."""
+        meant = self.scenario.meant_order_id
+        if not meant or not self.orders:
+            return
+        given, product = self.facts["order_id"], self.orders[0].items[0].product
+        rng = random.Random(f"earlier order:{self.scenario.record_seed}")
+        placed = _day(rng.randrange(_PAST_ORDER_DAYS, max(_PAST_ORDER_DAYS + 1, min(self.scenario.tenure_days, 400))))
+        price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
+        drawing, self.rng = self.rng, rng  # (its carrier and tracking from its own generator too)
+        order = self._order(given, product, price, "delivered", placed)
+        self.rng = drawing
+        self.orders.append(order)
+        pay_id = f"PAY-{rng.randrange(100000, 1000000)}"
+        self.payments.append(Payment(pay_id, given, self.card, order.total, order.placed, "captured", ""))
+
     # --- subscriptions and incidents ----------------------------------------------------------
     def subscriptions(self) -> tuple[Subscription, ...]:
         if "subscription_cancel" not in self.issues and self.rng.random() < 0.6:
@@ -620,6 +651,7 @@ class _Builder:
         self.the_order_in_question()
         self.the_failed_payment()
         self.past_orders()
+        self.the_earlier_order()
         subscriptions = self.subscriptions()
         return SystemOfRecord(
             account=account,
