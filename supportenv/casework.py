@@ -502,16 +502,25 @@ _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
 _DONE_VERBS = {
     "issue_refund": r"\brefunded\b|\b(?:issued|processed) (?:a|the|your) (?:full )?refund\b",
     "reship_order": (
-        r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?(?:a replacement|it again|(?:your|the) order again)"
+        r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?"
+        r"(?:a replacement|it again|(?:your|the) (?:[\w-]+ ){0,3}again)"
     ),
     "update_address": r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b|\bredirected\b",
     "cancel_subscription": r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b",
     "send_password_reset": r"\bsent (?:you )?(?:a|the) (?:password )?reset\b",
 }
+# ... or says it is done, with the change as its subject ("your order is now being redirected", "a
+# replacement has been sent", "your plan has been cancelled"); "can no longer be redirected" is not.
+_IS_DONE = r"(?:is now|has now been|has been|have been|was|were|is (?:now )?being|are (?:now )?being)"
 _NOW_DONE = {
-    "issue_refund": r"\brefund is now (?:issued|processed|on its way)\b",
-    "update_address": r"\baddress is now (?:updated|changed)\b",
-    "cancel_subscription": r"\b(?:subscription|plan|membership) is now cancell?ed\b",
+    # (a refund only as now under way: "was refunded on 28 November" tells what the records held before)
+    "issue_refund": r"\brefund is now (?:issued|processed|on its way)\b|\bis (?:now )?being refunded\b",
+    "reship_order": rf"\b{_IS_DONE} (?:reshipped|sent again|shipped again|re-?sent)\b"
+    rf"|\breplacement {_IS_DONE} (?:sent|shipped|dispatched)\b",
+    "update_address": rf"\baddress is now (?:updated|changed)\b|\b{_IS_DONE} redirected\b"
+    rf"|\baddress {_IS_DONE} (?:updated|changed)\b",
+    "cancel_subscription": rf"\b(?:subscription|plan|membership) (?:is now|{_IS_DONE}) cancell?ed\b",
+    "send_password_reset": rf"\breset (?:link|email) {_IS_DONE} sent\b",
 }
 _CLAIMS = {tool: re.compile(verbs, re.IGNORECASE) for tool, verbs in _DONE_VERBS.items()}
 _NOW_CLAIMS = {tool: re.compile(words, re.IGNORECASE) for tool, words in _NOW_DONE.items()}

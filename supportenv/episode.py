@@ -229,9 +229,21 @@ def missing_facts(scenario: Scenario, state: EpisodeState, issues: list[str] | N
     """The facts this case needs (or, given `issues`, those issues need) that the customer
     has not given yet."""
     if issues is None:
-        return [f for f in scenario.expected.facts if f not in state.revealed]
+        missing = [f for f in scenario.expected.facts if f not in state.revealed]
+        return [f for f in missing if not _proven_otherwise(scenario, state, f)] if missing else missing
     needed = dict.fromkeys(f for i in issues for f in ISSUE_TYPES_BY_ID[i].required_facts)
     return [f for f in needed if f not in state.revealed]
+
+
+def _proven_otherwise(scenario: Scenario, state: EpisodeState, fact: str) -> bool:
+    """An identity proof the case needs only to verify the customer (no article asks for it) is
+    not missing once the customer gave the other one: either verifies it (audit round 55: a card's
+    last four digits verified a cancellation, yet the order id was held missing)."""
+    if fact not in IDENTITY_PROOFS or scenario.task_id != EXPERT_TASK_ID:
+        return False
+    if any(fact in issue.required_facts for issue in scenario.intents):
+        return False
+    return any(proof in state.revealed for proof in IDENTITY_PROOFS)
 
 
 def unsolved(scenario: Scenario, state: EpisodeState) -> list[str]:

@@ -76,7 +76,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ("account_email",),
         0.5,
         "Every payment on the account (captured, "
-        "authorised and pending, declined with the reason), its refunds and its subscriptions.",
+        "authorised and pending, declined with the reason), the latest first, its refunds and its subscriptions.",
     ),
     ToolSpec("check_service_status", LOOK_UP, (), 0.5, "The service's incidents, open and recently resolved."),
     ToolSpec(
@@ -324,7 +324,7 @@ def _look_up_payments(view: _View, call: ToolCall, said: dict[str, str]) -> tupl
         return _result(call, NOT_FOUND, "No account has that email."), view.desk
     records = view.records
     data = {
-        "payments": [as_data(p) for p in records.payments],
+        "payments": [as_data(p) for p in sorted(records.payments, key=lambda p: p.date, reverse=True)],
         "refunds": [as_data(r) for r in records.refunds] + view.new_refunds(),
         "subscriptions": view.subscriptions_data(),
     }

@@ -239,9 +239,13 @@ def world(env) -> World:
 
 
 def heavy_batch(w: World) -> env_pb2.StepBatchRequest:
-    """A StepBatch under MAX_MESSAGE_BYTES whose answers would be over it (every
-    answer repeats the long question, in the observation and in the next token)."""
-    request = env_pb2.StepBatchRequest(requests=[step_req(w.fresh, ask(question="x" * 3000))] * MAX_BATCH)
+    """A StepBatch under MAX_MESSAGE_BYTES whose answers would be over it: each closes an expert
+    episode and autoresets another, so each answer carries two observations with the desk rules."""
+    items = [
+        env_pb2.StepRequest(state_token=w.expert, action=resolve(), next_episode=reset_req(EXPERT, seed=i))
+        for i in range(MAX_BATCH)
+    ]
+    request = env_pb2.StepBatchRequest(requests=items)
     assert request.ByteSize() < MAX_MESSAGE_BYTES
     return request
 

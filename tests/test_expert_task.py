@@ -391,3 +391,119 @@ def test_escalating_the_refund_of_a_lost_parcel_above_the_cap_settles_the_parcel
     step(scenario, state, Action("assign_department", department=scenario.expected.department))
     step(scenario, state, Action("escalate_to_human", text="I'm sorry: the refund is above the cap I can approve."))
     assert "lost_package" in state.solved_intents
+
+
+# ---- the deeper desk (world-13): families that need a change the claim does not name, and orders mixed up ----
+
+
+def _play_actions(scenario, state, actions) -> None:
+    for action in actions:
+        step(scenario, state, action)
+
+
+def _oracle_with(scenario, state, swap) -> None:
+    """Play the expert, taking `swap(action)` instead of each of its actions (None: the expert's own)."""
+    while not state.done:
+        action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+        step(scenario, state, swap(action) or action)
+
+
+def test_an_item_of_several_sent_back_is_refunded_what_was_paid_for_it_not_the_price_remembered():
+    seed = _family_seed("item_of_several", "validation")
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    order = scenario.records.order(scenario.order_in_question)
+    item = order.items[0]
+    assert len(order.items) >= 2 and order.discount_percent > 0 and item.product in scenario.opening_message
+    remedy = casework.remedy_for(scenario, "refund_request")
+    paid = round(item.unit_price * item.quantity * (100 - order.discount_percent) / 100 + 1e-9, 2)
+    assert float(remedy.value) == paid < float(scenario.facts_by_name["amount"]) == item.unit_price * item.quantity
+    # Refunding the price the customer remembers (the rule baseline does) is a wrong change.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    remembered = use_tool("issue_refund", order_id=remedy.target, amount=scenario.facts_by_name["amount"])
+    _oracle_with(scenario, state, lambda a: remembered if a.kind == "use_tool" and a.tool == "issue_refund" else None)
+    records = next(c for c in grade_state(scenario, state).components if c.name == "records")
+    assert records.score < 1.0 and f"not made: issue_refund({remedy.target},{remedy.value})" in records.detail
+
+
+def test_a_return_never_refunded_is_refunded_though_the_customer_only_asks_where_the_money_is():
+    seed = _family_seed("refund_never_issued", "validation")
+    scenario, _state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    order = scenario.records.order(scenario.order_in_question)
+    assert order.status == "returned" and not scenario.records.refunds_for(order.order_id)
+    remedy = casework.remedy_for(scenario, "refund_status")
+    assert remedy.tool == "issue_refund" and float(remedy.value) == order.total
+    # The return's payment and the return itself are dated in order (audit round 54: paid before it was placed).
+    assert all(p.date >= order.placed for p in scenario.records.payments_for(order.order_id))
+    _, _, rule_grade = play("rule", "validation", seed)
+    assert not rule_grade.passed
+
+
+def test_a_late_parcel_with_no_scan_for_a_week_is_lost_and_reshipped():
+    seed = _family_seed("stalled_in_transit", "validation")
+    scenario, _, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    order = scenario.records.order(scenario.order_in_question)
+    assert order.status == "in_transit" and days_before_today(order.events[-1].when) >= 7
+    assert casework.remedy_for(scenario, "delayed_delivery").tool == "reship_order"
+
+
+def test_of_two_plans_only_the_one_the_customer_names_is_cancelled():
+    seed = _family_seed("two_subscriptions", "validation")
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    named = scenario.products[0]
+    plans = {s.plan: s.subscription_id for s in scenario.records.subscriptions}
+    assert len(plans) == 2 and named in plans and named in scenario.opening_message
+    assert casework.remedy_for(scenario, "subscription_cancel").target == plans[named]
+    other = next(sid for plan, sid in plans.items() if plan != named)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    wrong = use_tool("cancel_subscription", subscription_id=other)
+    _oracle_with(scenario, state, lambda a: wrong if a.kind == "use_tool" and a.tool == "cancel_subscription" else None)
+    assert not grade_state(scenario, state).passed
+
+
+def test_an_earlier_order_given_for_the_one_meant_is_found_and_acting_on_it_fails():
+    seed = _ticket(lambda sc: bool(sc.meant_order_id) and bool(casework.remedies(sc)) and not sc.family)
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    given, meant = scenario.facts_by_name["order_id"], scenario.meant_order_id
+    earlier, recent = scenario.records.order(given), scenario.records.order(meant)
+    # The same product, months earlier; the words say which one is meant (what and when).
+    assert earlier.items[0].product == recent.items[0].product and earlier.placed < recent.placed
+    assert days_before_today(earlier.placed) >= 70 and recent.items[0].product in scenario.opening_message
+    # Asked again for the order id, the customer gives the one it means; the facts shown then hold it.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "ask_for_more_info" and a.fields == ("order_id",))
+    result = step(scenario, state, Action("ask_for_more_info", fields=("order_id",)))
+    assert meant in state.history[-1][1] and "ask_repeat" not in dict(result.breakdown)
+    assert ("order_id", meant) in result.observation.revealed_facts
+    # look_up_customer lists both, the latest first.
+    found = step(scenario, state, use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"]))
+    listed = [o["order_id"] for o in found.observation.tool_result.data["account"]["orders"]]
+    assert listed.index(meant) < listed.index(given)
+    # Working the order the customer first gave changes the wrong records.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    remedy = casework.remedies(scenario)[0]
+    wrong = Action(
+        "use_tool",
+        tool=remedy.tool,
+        arguments=tuple((k, given if v == meant else v) for k, v in remedy.call().arguments),
+    )
+    _oracle_with(scenario, state, lambda a: wrong if a.kind == "use_tool" and a.tool == remedy.tool else None)
+    assert not grade_state(scenario, state).passed
+
+
+def test_a_sentence_that_says_a_change_cannot_be_made_claims_none_and_a_date_counts_for_its_own_subject():
+    """Audit round 54: 'can no longer be changed or redirected ... so I have not changed anything'
+    read as a claim of an address change; a payment's day told for a parcel due the same day."""
+    text = (
+        "Because it has been delivered, the address can no longer be changed or redirected to 165 Mill Way, Cork, "
+        "so I have not changed anything on the order."
+    )
+    assert casework.claimed_changes(text) == ()
+    assert casework.claimed_changes("I've gone ahead and cancelled your subscription.") == ("cancel_subscription",)
+    parcel = casework.Finding("delayed_delivery", "what", "date", "2026-12-01", casework._PARCEL)
+    assert not parcel.told_in("Your last attempt on 2026-12-01 went through: the payment was taken.")
+    assert parcel.told_in("The carrier now expects to deliver your parcel on 2026-12-01.")

@@ -269,12 +269,19 @@ class Scenario:
     @cached_property
     def briefing(self) -> Briefing:
         task = get_task(self.task_id)
+        revenue = self.total_revenue
+        if self.task_id == EXPERT_TASK_ID:
+            # Never less than what the records show the customer paid (audit round 55): the drawn
+            # figure counts orders older than those the records list, not fewer.
+            records = self.records
+            paid = sum(p.amount for p in records.payments if p.status == "captured")
+            revenue = round(max(revenue, paid - sum(r.amount for r in records.refunds if r.status == "issued")), 2)
         return Briefing(
             ticket_id=self.ticket_id,
             task_id=self.task_id,
             customer_tier=self.tier,
             customer_tenure_days=self.tenure_days,
-            customer_total_revenue=self.total_revenue,
+            customer_total_revenue=revenue,
             requestable_fields=REQUESTABLE_FIELDS,
             issue_types=ISSUE_TYPE_IDS,
             policy=self.policy_text,
@@ -639,7 +646,8 @@ def _impact(intents: tuple[IssueType, ...], persona: str, rng: random.Random) ->
 # words say the carrier marked a "lost" parcel delivered are only for the family whose records show
 # it delivered (left in a safe place), and a declined card is a checkout's, not a subscription's.
 _SAYS_DELIVERED = {"lost_package": frozenset((0, 2, 5, 6, 7))}
-_NOT_ON_RECORD = {"payment_failure": frozenset((0,))}
+# ("How do I cancel my subscription?" asks how, not to have it cancelled: audit round 55)
+_NOT_ON_RECORD = {"payment_failure": frozenset((0,)), "subscription_cancel": frozenset((0,))}
 # Words a judgement family's records would contradict: the whole order refunded where one item of
 # several goes back, a discount missed where the difference is shipping, a duplicate taken yesterday
 # where it was refunded days ago.

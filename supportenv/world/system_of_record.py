@@ -584,7 +584,8 @@ class _Builder:
         given, product = self.facts["order_id"], self.orders[0].items[0].product
         rng = random.Random(f"earlier order:{self.scenario.record_seed}")
         placed = _day(rng.randrange(_PAST_ORDER_DAYS, max(_PAST_ORDER_DAYS + 1, min(self.scenario.tenure_days, 400))))
-        price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
+        # (at about the price it lists at in the order meant: the same thing, bought again)
+        price = round(self.orders[0].items[0].unit_price * 100 * rng.choice((0.95, 1.0, 1.05)))
         drawing, self.rng = self.rng, rng  # (its carrier and tracking from its own generator too)
         order = self._order(given, product, price, "delivered", placed)
         self.rng = drawing
