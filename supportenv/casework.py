@@ -255,7 +255,13 @@ def remedy_for(scenario: Scenario, issue: str) -> Remedy | None:
 
 # What the customer must be told of a change made for them: a refund's amount and when it arrives.
 _TIMELINE_RE = re.compile(r"\b3\s*(?:-|\u2013|to)\s*5\s+(?:business|working)\s+days\b", re.IGNORECASE)
-_REASON_RE = re.compile(r"\b(?:cap|limit|above what|more than (?:I|we) can)\b", re.IGNORECASE)
+# (the cap by name, or by what it does: "beyond what I'm able to approve", "over the $100 I can refund",
+# "refunds above $100 need a specialist": audit round 56)
+_REASON_RE = re.compile(
+    r"\b(?:cap|limit|above what|more than (?:I|we) can|beyond what (?:I|we)|(?:above|over|beyond|exceeds?|more than)"
+    r" (?:the |our |my |your )?(?:\$[\d,]+|amount|threshold|maximum)|(?:can(?:no|')t|not able to|unable to) approve)",
+    re.IGNORECASE,
+)
 
 
 def _amount_words(value: float) -> tuple[str, ...]:
@@ -343,7 +349,8 @@ class Finding:
 
     def told_in(self, text: str) -> bool:
         if self.kind == "date" and self.about:
-            return any(
+            # (the whole text first: most answers name no such day, and splitting them costs more)
+            return says_date(text, self.value) and any(
                 says_date(s, self.value) and re.search(self.about, s, re.IGNORECASE)
                 for s in _SENTENCE_END_RE.split(text)
             )

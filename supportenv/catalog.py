@@ -276,7 +276,7 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "up, and where they differ from what the customer thinks, change nothing they do not bear out and tell "
         "the customer what they show. First make sure a record is the one the customer means: an order is the one "
         "whose items and dates fit what they describe (customers mix up their orders; look_up_customer lists every "
-        "order on the account, and a customer asked again for the order id checks it).",
+        "order of the last two years, and a customer asked again for the order id checks it).",
         "Verify the customer with verify_identity before any refund, address change, cancellation or reship (only "
         "those: for the other issues the identity check above is having the account email): it needs the account "
         "email and the order id or the card's last four digits, given by the customer in this conversation (values "
@@ -308,8 +308,11 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "a locked account. A lost parcel the customer wants its money back for is not also reshipped (its refund is "
         "made, or escalated when above the cap).",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
-        f"and that it reaches their card in {DESK_REFUND_DAYS}; a reship, a new address, a cancellation or a reset "
-        "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated).",
+        f"and that it reaches their card in {DESK_REFUND_DAYS} (a refund the desk issues; the bank's 5-10 business "
+        "days of KB-REF-02 are for one issued before); a reship, a new address, a cancellation or a reset "
+        "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated). "
+        "Offer or promise nothing the tools do not do (an article's shipping credit, carrier trace, status-update "
+        "subscription or updated receipt): tell the customer what the tools did and what the records show.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
         "later attempt was captured, that the payment went through and the day it did), the day a refund already "

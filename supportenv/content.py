@@ -2139,6 +2139,11 @@ REACTIONS = {
         "All good, thank you. That's everything for now.",
         "That's all clear, thanks. Nothing else for now.",
     ),
+    # (after taking in what the records show of its claim, while other issues are still open)
+    "still_open": (
+        "But what about {remaining}?",
+        "There's still {remaining}, though.",
+    ),
     "check_in_open": (
         "Yes, thanks. But what about {remaining}?",
         "That's fine, but there's still {remaining}.",

@@ -324,7 +324,7 @@ def observe(scenario: Scenario, state: EpisodeState) -> Observation:
             "issue_type": state.issue_type,
             "priority": state.priority,
             "kb_matches": scenario.suggestions(state.category, state.issue_type),
-            "revealed_facts": tuple([(name, given_value(scenario, state, name)) for name in state.revealed]),
+            "revealed_facts": given_facts(scenario, state),
             "requestable_fields": brief.requestable_fields,
             "issue_types": brief.issue_types,
             "policy": brief.policy,
@@ -847,13 +847,23 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             if only_read
             else "partly_solved"
         )
-        reply = _react(
-            kind + ("_photos" if photos else ""),
-            scenario,
-            state,
-            issue=customer.issue_words(newly),
-            remaining=customer.issue_words(waiting),
-        )
+        claim = exp.issue_type if casework.is_mistaken(scenario, exp.issue_type) else ""
+        others = [i for i in newly if i != claim]
+        if claim in newly and not others:
+            # (what the records show, taken in, in its own words: not "that helps with changing my
+            # delivery address" of an address the records say can no longer change; audit round 56)
+            accepted = _react(f"accepts_{scenario.family}", scenario, state)
+            reply = f"{accepted} {_react('still_open', scenario, state, remaining=customer.issue_words(waiting))}"
+        else:
+            reply = _react(
+                kind + ("_photos" if photos else ""),
+                scenario,
+                state,
+                issue=customer.issue_words(others),
+                remaining=customer.issue_words(waiting),
+            )
+            if claim in newly:
+                reply = f"{_react(f'accepts_{scenario.family}', scenario, state)} {reply}"
     elif casework.is_mistaken(scenario, exp.issue_type) and exp.issue_type in newly:
         # (a judgement family's customer takes in what the records show, in its own words)
         reply = _react(f"accepts_{scenario.family}", scenario, state)
@@ -1472,7 +1482,17 @@ def _left_out(scenario: Scenario, text: str, issues: list[str]) -> list[str]:
 def said_facts(scenario: Scenario, state: EpisodeState) -> dict[str, str]:
     """What the customer has given in the conversation: fact name -> value."""
     facts = scenario.facts_by_name
+    if not scenario.meant_order_id:  # (every tool call's path: no order corrected)
+        return {name: facts[name] for name in state.revealed if facts.get(name)}
     return {name: given_value(scenario, state, name) for name in state.revealed if facts.get(name)}
+
+
+def given_facts(scenario: Scenario, state: EpisodeState) -> tuple[tuple[str, str], ...]:
+    """(name, value) of each fact the customer has given, in the order given (the observation's)."""
+    if scenario.meant_order_id:
+        return tuple([(name, given_value(scenario, state, name)) for name in state.revealed])
+    facts = scenario.facts_by_name  # (the common case, on every step's path: no order corrected)
+    return tuple([(name, facts.get(name) or "") for name in state.revealed])
 
 
 def given_value(scenario: Scenario, state: EpisodeState, name: str) -> str:

@@ -19,7 +19,6 @@ from supportenv.catalog import (
 from supportenv.customer import spoken_list
 from supportenv.episode import (
     EpisodeState,
-    correction_due,
     fact_label,
     first_steps_given,
     given_value,
@@ -137,6 +136,9 @@ def _why_this_amount(scenario: Scenario, remedy: casework.Remedy) -> str:
 
 def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> Action | None:
     """The look-up that shows what the customer must be told of an issue the records answer."""
+    if issue == "service_outage":  # (what the answer says of the incident, checked first)
+        look = use_tool("check_service_status")
+        return None if look in state.actions else look
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return None
@@ -147,21 +149,16 @@ def _look_up_to_answer(scenario: Scenario, state: EpisodeState, issue: str) -> A
     return None if look in state.actions else look
 
 
-def _order_meant(scenario: Scenario, state: EpisodeState) -> Action | None:
-    """Where the order id the customer gave is an earlier order's: look that order up (as anyone
-    given an order id does), see it is not the one described, and ask for the one it means."""
-    if not correction_due(scenario, state):
+def _order_check(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """The desk rules ask that an order be the one the customer means (what it holds, when it was
+    placed): where the ticket is about an order, look the account's orders up once the account email
+    is in, which also finds the order meant where the id given is an earlier one's."""
+    if not scenario.order_in_question or "account_email" not in state.revealed:
         return None
-    given = scenario.facts_by_name["order_id"]
-    look = use_tool("look_up_order", order_id=given)
-    if look not in state.actions:
-        return look
-    product = scenario.records.order(scenario.order_in_question).items[0].product
-    question = (
-        f"Thank you. Order {given} is an earlier order of yours, delivered some time ago. Could you please "
-        f"check the order number of the {product} you ordered recently?"
-    )
-    return Action("ask_for_more_info", fields=("order_id",), text=question)
+    if "order_id" not in (*scenario.intents[0].required_facts, *scenario.intents[0].extra_facts):
+        return None
+    look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
+    return None if look in state.actions else look
 
 
 def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
@@ -234,9 +231,9 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
-    mixup = _order_meant(scenario, state) if task_id == EXPERT_TASK_ID else None
-    if mixup is not None:
-        return mixup
+    check = _order_check(scenario, state) if task_id == EXPERT_TASK_ID else None
+    if check is not None:
+        return check
     desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None
     if desk is not None:
         return desk

@@ -61,7 +61,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ("account_email",),
         0.5,
         "The account with this email: name, tier, status, two-factor, address on file, devices, recent sign-ins, "
-        "and every order on it in brief (id, date placed, status, items, total), the latest first.",
+        "and its orders of the last two years in brief (id, date placed, items, total, status), the latest first.",
     ),
     ToolSpec(
         "look_up_order",
@@ -324,7 +324,10 @@ def _look_up_payments(view: _View, call: ToolCall, said: dict[str, str]) -> tupl
         return _result(call, NOT_FOUND, "No account has that email."), view.desk
     records = view.records
     data = {
-        "payments": [as_data(p) for p in sorted(records.payments, key=lambda p: p.date, reverse=True)],
+        # (the latest first; of one day, the later attempt first, as the records list them in order)
+        "payments": [
+            as_data(p) for _, p in sorted(enumerate(records.payments), key=lambda ip: (ip[1].date, ip[0]), reverse=True)
+        ],
         "refunds": [as_data(r) for r in records.refunds] + view.new_refunds(),
         "subscriptions": view.subscriptions_data(),
     }

@@ -287,8 +287,10 @@ def test_look_up_payments_shows_every_payment_refund_and_subscription():
     result, desk = _run(records, Desk(), "look_up_payments", account_email=f" {records.account.email.upper()} ")
     assert result.status == OK and desk == Desk()
     everything = records.to_dict()
+    # Every payment, the latest first (of one day, the one the records list later first).
+    latest_first = [p for _, p in sorted(enumerate(everything["payments"]), key=lambda ip: (ip[1]["date"], ip[0]))]
     assert result.data == {
-        "payments": everything["payments"],
+        "payments": latest_first[::-1],
         "refunds": everything["refunds"],
         "subscriptions": everything["subscriptions"],
     }

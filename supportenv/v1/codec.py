@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from supportenv.episode import EpisodeState, Observation, given_value, last_customer_message, sentiment_label
+from supportenv.episode import EpisodeState, Observation, given_facts, last_customer_message, sentiment_label
 from supportenv.records import frozen_record
 from supportenv.tasks import get_task
 from supportenv.v1 import convert, env_pb2
@@ -216,7 +216,7 @@ def observation(scenario: Scenario, state: EpisodeState) -> bytes:
     parts = [briefing_bytes(brief)]
     parts += [_TURNS.get(turn) or _new_turn(turn) for turn in history]
     if state.revealed:
-        parts += [_fact(name, given_value(scenario, state, name)) for name in state.revealed]
+        parts += [_fact(name, value) for name, value in given_facts(scenario, state)]
     text = last_customer_message(history).encode()
     if text:
         parts += (_CUSTOMER_MESSAGE, varint(len(text)), text)

@@ -821,6 +821,7 @@ _RECENT_CHARGE_DAYS = {
     "pending_authorisation": (1, 4),
     "duplicate_already_refunded": (3, 10),
     "refund_never_issued": (24, 34),  # (delivered, sent back, at the warehouse for ten days and more)
+    "refund_status": (14, 30),  # (a return chased now was bought weeks ago, not months)
     "payment_failure": (0, 3),
     "subscription_cancel": (18, 28),  # (renewing within days: "about to renew")
 }
@@ -848,6 +849,8 @@ def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: rand
     the right one. Only where the first issue is about an order the customer names by its id."""
     if "order_id" not in (*intents[0].required_facts, *intents[0].extra_facts) or "order_id" not in facts:
         return ""
+    if IDENTITY_FACT not in facts:
+        return ""  # (the desk finds the order meant among the account's, looked up by its email)
     if rng.random() >= P_MIXUP:
         return ""
     meant = facts["order_id"]
@@ -902,6 +905,7 @@ def _expected(
     policy: PolicyVariant,
     task_id: str = "",
     family: str = "",
+    mixup: bool = False,
 ) -> Expected:
     primary = intents[0]
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
@@ -910,6 +914,8 @@ def _expected(
         needed.extend(f for f in issue.required_facts if f not in needed)
     if task_id == EXPERT_TASK_ID:
         desk = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
+        if mixup:
+            desk.append(IDENTITY_FACT)  # (the account's orders, where the one meant is found, by its email)
         if _needs_verifying(intents, tier, facts, policy, family):
             desk += [IDENTITY_FACT, identity_proof(facts)]
         needed.extend(f for f in dict.fromkeys(desk) if f not in needed)
@@ -1009,7 +1015,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         policy=policy,
         policy_text=policy_rules(policy) + (desk_rules(policy) if task_id == EXPERT_TASK_ID else ()),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
-        expected=_expected(intents, tier, impact, facts, policy, task_id, family),
+        expected=_expected(intents, tier, impact, facts, policy, task_id, family, bool(meant_order_id)),
         products=products,
         # The records draw from a generator of their own, so that they change no other draw.
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),

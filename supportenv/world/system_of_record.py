@@ -81,6 +81,8 @@ SAFE_PLACES = ("the porch", "the side gate", "a neighbour at number 12", "the pa
 # Shipping fees an order may list (in cents): the "overcharge" of a judgement family is one of them.
 SHIPPING_FEES = (499, 599, 695, 799, 999)
 DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
+# Words of an address change that is a typo on the order, not a move ("I put the wrong street").
+_TYPO_TEMPLATES = ("address_change/2", "address_change/5")
 _ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
@@ -294,6 +296,8 @@ class _Builder:
 
     def _address(self) -> str:
         street, town = self.rng.choice(_STREETS), self.rng.choice(_TOWNS)
+        if any(t in self.scenario.template_ids for t in _TYPO_TEMPLATES) and self.facts.get("new_address"):
+            town = self.facts["new_address"].rsplit(", ", 1)[-1]  # (a typo in the street: the town stays)
         return f"{self.rng.randrange(1, 200)} {street}, {town}"
 
     # --- the account -----------------------------------------------------------------------
@@ -304,7 +308,8 @@ class _Builder:
         app_version = self.facts.get("app_version", "")
         recent = min(self.scenario.tenure_days, 3)
         devices = (Device(device_model, app_version, _iso(_day(recent))),)
-        sign_ins = [SignIn(_iso(_day(recent)), device_model, self.rng.choice(_TOWNS), True)]
+        town = self.rng.choice(_TOWNS)  # (drawn as ever; the customer signs in from home)
+        sign_ins = [SignIn(_iso(_day(recent)), device_model, self.address.rsplit(", ", 1)[-1] or town, True)]
         if "account_takeover" in self.issues:
             # Someone else signed in from a device and a place the customer has never used.
             stranger = SignIn(_iso(_day(0)), self.rng.choice(("Windows PC", "Linux laptop")), "unknown location", False)
@@ -418,7 +423,9 @@ class _Builder:
                 Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued))
             )
         if status == "returned" and family != "refund_never_issued":
-            requested = _iso(_day(self.rng.randrange(2, 9)))
+            # Requested days ago, and not before the parcel was back at the warehouse.
+            back = date.fromisoformat(self.orders[-1].events[-1].when) if self.orders[-1].events else TODAY
+            requested = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
 
     def _order_of_several(self, order_id: str, product: str, returned_cents: int, placed: date) -> Order:
@@ -458,6 +465,8 @@ class _Builder:
         # (tried more than once, as customers do, three times when its words say so: each attempt
         # declined for the same reason)
         attempts = 3 if "payment_failure/3" in self.scenario.template_ids else self.window_rng.randrange(1, 4)
+        if paid:
+            attempts = max(attempts, 3)  # (declined again and again, then the last attempt went through)
         for attempt in range(attempts):
             captured = paid and attempt == attempts - 1 and attempts > 1
             self.payments.append(
@@ -572,8 +581,11 @@ class _Builder:
                 Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed, "captured", "")
             )
             if self.rng.random() < 0.2:
+                # Sent back and refunded: the order shows it returned (audit round 56).
                 issued = _iso(placed + timedelta(days=20))
                 self.refunds.append(Refund(self._id("REF"), order.order_id, order.total, "issued", issued, issued))
+                back = TrackingEvent(_iso(placed + timedelta(days=15)), "returned", "back at the warehouse")
+                self.orders[-1] = replace(order, status="returned", events=(*order.events, back))
 
     def the_earlier_order(self) -> None:
         """Where the customer gives the id of another order than the one it means: that earlier
