@@ -70,53 +70,53 @@ def _told_of(scenario: Scenario, issue: str) -> str:
     finding = casework.finding_for(scenario, issue)
     if finding is None:
         return ""
-    if finding.kind == "paid":
-        return (
-            f" Our records show your last attempt on {finding.value} went through: the payment was taken and your "
-            "order is paid, so there is nothing to retry."
-        )
     if finding.kind == "decline_reason":
         return f" Our records show the payment was declined because {casework.reason_words(finding.value)}."
-    if finding.kind == "authorisation":
-        return (
-            " Our records show one charge: the second payment is an authorisation hold, not a charge, and it will "
-            "drop off your statement within a few days."
-        )
-    if finding.kind == "place":
-        return f" The carrier's records show it was delivered and left in a safe place: {finding.value}."
-    if finding.kind == "window":
-        return (
-            f" Our records show the order was delivered on {finding.value}, more than {RETURN_WINDOW_DAYS} days ago, "
-            f"so it is outside our {RETURN_WINDOW_DAYS}-day return window and I can't refund it."
-        )
-    if scenario.family == "not_lost_yet":
-        return (
-            f" The carrier last scanned your parcel on {finding.value}, so it is still on its way: a parcel counts as "
-            f"lost only after {LOST_AFTER_DAYS} days without a scan, and then we will send it again."
-        )
-    if scenario.family == "duplicate_already_refunded":
-        return (
-            f" Our records show the duplicate charge was refunded to your card on {finding.value}; it takes "
-            f"{DESK_REFUND_DAYS} to show, so please check your statement."
-        )
-    if finding.kind == "shipping":
-        return (
-            f" Our records show you were charged the order's listed total: the difference from the item's price "
-            f"is the ${float(finding.value):,.2f} shipping fee, so there is no overcharge to refund."
-        )
-    if scenario.family == "already_delivered":
-        return (
-            f" Our records show the order was already delivered on {finding.value}, so its address can no longer "
-            "be changed."
-        )
-    if scenario.family == "refund_already_issued":
-        return (
-            f" Our records show your refund was issued on {finding.value}; it takes {DESK_REFUND_DAYS} to reach "
-            "your card, so please check your statement."
-        )
-    if issue == "refund_status":
-        return f" Our records show your refund was requested on {finding.value} and is on its way."
-    return f" The carrier's new delivery date is {finding.value}."
+    told = _TOLD_BY_FAMILY.get(scenario.family) if casework.is_mistaken(scenario, issue) else None
+    told = told or _TOLD_BY_KIND.get(finding.kind) or _TOLD_BY_ISSUE[issue]
+    return " " + told.format(value=finding.value, money=_money_words(finding.value))
+
+
+def _money_words(value: str) -> str:
+    try:
+        return f"${float(value):,.2f}"
+    except ValueError:
+        return value
+
+
+# What the expert tells of what the records show ({value}: the finding's; {money}: it as money), by the
+# judgement family whose claim it answers, else by the kind of finding, else by the issue.
+_TOLD_BY_FAMILY = {
+    "not_lost_yet": (
+        "The carrier last scanned your parcel on {value}, so it is still on its way: a parcel counts as lost only "
+        f"after {LOST_AFTER_DAYS} days without a scan, and then we will send it again."
+    ),
+    "duplicate_already_refunded": (
+        f"Our records show the duplicate charge was refunded to your card on {{value}}; it takes {DESK_REFUND_DAYS} "
+        "to show, so please check your statement."
+    ),
+    "already_delivered": "Our records show the order was already delivered on {value}, so its address can no longer "
+    "be changed.",
+    "refund_already_issued": (
+        f"Our records show your refund was issued on {{value}}; it takes {DESK_REFUND_DAYS} to reach your card, so "
+        "please check your statement."
+    ),
+}
+_TOLD_BY_KIND = {
+    "paid": "Our records show your last attempt on {value} went through: the payment was taken and your order is "
+    "paid, so there is nothing to retry.",
+    "authorisation": "Our records show one charge: the second payment is an authorisation hold, not a charge, and it "
+    "will drop off your statement within a few days.",
+    "place": "The carrier's records show it was delivered and left in a safe place: {value}.",
+    "window": f"Our records show the order was delivered on {{value}}, more than {RETURN_WINDOW_DAYS} days ago, so it "
+    f"is outside our {RETURN_WINDOW_DAYS}-day return window and I can't refund it.",
+    "shipping": "Our records show you were charged the order's listed total: the difference from the item's price is "
+    "the {money} shipping fee, so there is no overcharge to refund.",
+}
+_TOLD_BY_ISSUE = {
+    "refund_status": "Our records show your refund was requested on {value} and is on its way.",
+    "delayed_delivery": "The carrier's new delivery date is {value}.",
+}
 
 
 def _why_this_amount(scenario: Scenario, remedy: casework.Remedy) -> str:
