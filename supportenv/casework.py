@@ -348,28 +348,34 @@ class Finding:
     about: str = ""
 
     def told_in(self, text: str) -> bool:
-        if self.kind == "date" and self.about:
-            # (the whole text first: most answers name no such day, and splitting them costs more)
-            return says_date(text, self.value) and any(
-                says_date(s, self.value) and re.search(self.about, s, re.IGNORECASE)
-                for s in _SENTENCE_END_RE.split(text)
-            )
-        if self.kind == "date":
-            return says_date(text, self.value)
-        if self.kind == "window":
-            return says_date(text, self.value) and bool(_WINDOW_RE.search(text))
-        if self.kind == "authorisation":
-            return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
-        if self.kind == "place":
-            return bool(re.search(_PLACE_WORDS[self.value], text, re.IGNORECASE))
-        if self.kind == "paid":
-            return bool(_WENT_THROUGH_RE.search(text))
-        if self.kind == "shipping":
-            return says_amount(text, float(self.value)) and bool(_SHIPPING_RE.search(text))
-        # The reason on record, and no other (a list of reasons tells the customer nothing); its
-        # code as the records write it ("issuer_declined") says it too.
-        named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
-        return named == [self.value]
+        return _told(text, self.kind, self.value, self.about)
+
+
+@cached_for_short_texts
+def _told(text: str, kind: str, value: str, about: str) -> bool:
+    """Whether a text tells a finding of this kind and value (Finding.told_in); read once per text,
+    as every answer of an episode is weighed against every finding on each step."""
+    if kind == "date" and about:
+        # (the whole text first: most answers name no such day, and splitting them costs more)
+        return says_date(text, value) and any(
+            says_date(s, value) and re.search(about, s, re.IGNORECASE) for s in _SENTENCE_END_RE.split(text)
+        )
+    if kind == "date":
+        return says_date(text, value)
+    if kind == "window":
+        return says_date(text, value) and bool(_WINDOW_RE.search(text))
+    if kind == "authorisation":
+        return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
+    if kind == "place":
+        return bool(re.search(_PLACE_WORDS[value], text, re.IGNORECASE))
+    if kind == "paid":
+        return bool(_WENT_THROUGH_RE.search(text))
+    if kind == "shipping":
+        return says_amount(text, float(value)) and bool(_SHIPPING_RE.search(text))
+    # The reason on record, and no other (a list of reasons tells the customer nothing); its
+    # code as the records write it ("issuer_declined") says it too.
+    named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
+    return named == [value]
 
 
 _WINDOW_RE = re.compile(
