@@ -169,9 +169,31 @@ def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     records = scenario.records
     found = [r for r in (_remedy(scenario, records, i.issue_id) for i in scenario.intents) if r is not None]
+    if scenario.family == "several_duplicates":
+        found[1:1] = _other_duplicates(scenario, records)  # (after the first issue's own, before the others')
     if _money_back_for_the_parcel(scenario):  # (the refund settles it, made or escalated: no reship too)
         found = [r for r in found if r.tool != "reship_order"]
     return tuple(found)
+
+
+def _other_duplicates(scenario: Scenario, records: SystemOfRecord) -> list[Remedy]:
+    """The refunds of the other orders charged twice, where the customer says several were: of each
+    order, the money captured beyond its listed total and not refunded yet (a hold is no charge, a
+    duplicate refunded already has nothing left, two orders of one thing are each paid once)."""
+    found = []
+    for order in records.orders:
+        if order.order_id == scenario.order_in_question:
+            continue
+        captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
+        left = round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+        if left > MONEY_TOLERANCE:
+            found.append(Remedy("double_charge", "issue_refund", order.order_id, _money(left)))
+    return found
+
+
+def remedies_for(scenario: Scenario, issue: str) -> tuple[Remedy, ...]:
+    """Every change an issue of the case needs (several refunds, where several orders were charged twice)."""
+    return tuple(r for r in remedies(scenario) if r.issue == issue)
 
 
 def _money_back_for_the_parcel(scenario: Scenario) -> bool:

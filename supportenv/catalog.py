@@ -229,14 +229,15 @@ RECORD_ISSUES = (*VERIFIED_CHANGE_ISSUES, "account_locked", "refund_status", "pa
 # delivered outside the return window; an "overcharge" that is the order's shipping fee; an
 # address to change on an order delivered already; a "failed" checkout whose last attempt went
 # through): the customer is told what the records show.
-# The CHANGE_FAMILIES still need a change, but not the one the claim implies: part of the order
+# The CHANGE_FAMILIES still need a change, but not the one the claim implies: other orders were
+# charged twice too (each order's duplicate not yet refunded is refunded, the lookalikes not), part of the order
 # was refunded before (refund what is left), one item of several goes back (refund what was paid
 # for it, after the order's discount), a return the warehouse received was never refunded
 # (refund it, though the customer only asks where the money is), a "late" parcel has had no scan
 # for a week (it is lost: reship it), the account has two subscriptions (cancel only the one the
 # customer names).
 CLAIM_FAMILIES = {
-    "double_charge": ("pending_authorisation", "duplicate_already_refunded"),
+    "double_charge": ("pending_authorisation", "duplicate_already_refunded", "several_duplicates"),
     "lost_package": ("left_in_safe_place", "not_lost_yet"),
     "refund_request": ("refund_already_issued", "outside_return_window", "partly_refunded", "item_of_several"),
     "wrong_amount": ("shipping_not_overcharge",),
@@ -248,6 +249,7 @@ CLAIM_FAMILIES = {
 }
 ALL_FAMILIES = tuple(f for families in CLAIM_FAMILIES.values() for f in families)
 CHANGE_FAMILIES = (
+    "several_duplicates",
     "partly_refunded",
     "item_of_several",
     "refund_never_issued",
@@ -286,7 +288,10 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "order; a second payment only authorised is a hold that will drop off, no charge: tell the customer so) or "
         "an overcharge (the money taken "
         "beyond the order's listed total) in full (a duplicate the records show refunded already is not refunded "
-        "again: tell the customer the day it was refunded; a charge that matches the listed total is no overcharge, "
+        "again: tell the customer the day it was refunded; where the customer says several orders were charged "
+        "twice, go through every payment on the account and refund each order's second captured payment not "
+        "refunded yet, telling each amount: two orders of the same thing are two purchases, each paid once; "
+        "a charge that matches the listed total is no overcharge, "
         "even where it is more than the items' price: tell the customer the shipping fee that makes up the "
         "difference); refund a refund request its amount (the refund owed, which the cap applies to) when it is "
         "within the tier's "

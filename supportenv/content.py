@@ -1605,6 +1605,12 @@ FAMILY_LINES: dict[str, tuple[str, ...]] = {
         "Just the {product}, to be clear: the other things in that order are fine.",
         "I'm returning the {product} only; the rest of the order can stay.",
     ),
+    "several_duplicates": (
+        "And it isn't only that order: I think some of my other orders this month were charged twice as well. "
+        "Please check them all and refund whatever was taken twice.",
+        "I've a feeling it happened on a few of my other recent orders too, so could you go through all of them "
+        "and refund anything taken twice?",
+    ),
     # ({product}: the plan it names, one of two on the account)
     "two_subscriptions": (
         "It's the {product} plan I want to end; I'm keeping the other one.",

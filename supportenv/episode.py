@@ -1462,8 +1462,8 @@ def _weigh_the_claim(
 
 def _told_before_done(scenario: Scenario, state: EpisodeState, issues: list[str]) -> list[str]:
     """The issues among `issues` whose change (casework) the records do not show yet."""
-    done = {r.issue for r in casework.check_records(scenario, state.desk).done}
-    return [i for i in issues if casework.remedy_for(scenario, i) and i not in done]
+    missing = {r.issue for r in casework.check_records(scenario, state.desk).missing}
+    return [i for i in issues if i in missing]
 
 
 def _left_out(scenario: Scenario, text: str, issues: list[str]) -> list[str]:
@@ -1471,8 +1471,8 @@ def _left_out(scenario: Scenario, text: str, issues: list[str]) -> list[str]:
     details, or what a look-up finds)."""
     out: list[str] = []
     for issue in issues:
-        remedy = casework.remedy_for(scenario, issue)
-        out.extend(casework.missing_words(remedy, text) if remedy else ())
+        for remedy in casework.remedies_for(scenario, issue):
+            out.extend(casework.missing_words(remedy, text))
         finding = casework.finding_for(scenario, issue)
         if finding and not finding.told_in(text):
             out.append(finding.what.split(" (")[0])

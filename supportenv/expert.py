@@ -55,6 +55,13 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
 def _told_of(scenario: Scenario, issue: str) -> str:
     """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
     remedy = casework.remedy_for(scenario, issue)
+    if remedy is not None and scenario.family == "several_duplicates" and issue == scenario.intents[0].issue_id:
+        refunds = casework.remedies_for(scenario, issue)
+        each = spoken_list([f"${float(r.value):,.2f} on order {r.target}" for r in refunds])
+        return (
+            " I have checked every payment on your account: the orders charged twice and not refunded yet are "
+            f"refunded now, {each}; they reach your card in {DESK_REFUND_DAYS}."
+        )
     if remedy is not None and remedy.tool == "issue_refund":
         return (
             f"{_why_this_amount(scenario, remedy)} I have refunded ${float(remedy.value):,.2f} to your card; it "
@@ -214,6 +221,9 @@ def _look_up_before(scenario: Scenario, remedy: casework.Remedy) -> Action | Non
     """The look-up that shows what a change needs: an order's payments, tracking and status,
     the account's subscriptions, or that the account is locked."""
     if remedy.tool == "cancel_subscription":
+        return use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
+    if remedy.tool == "issue_refund" and scenario.family == "several_duplicates":
+        # (every payment on the account at once: which orders were charged twice, and which not)
         return use_tool("look_up_payments", account_email=scenario.facts_by_name["account_email"])
     if remedy.tool in ("issue_refund", "reship_order", "update_address"):
         return use_tool("look_up_order", order_id=remedy.target)

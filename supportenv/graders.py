@@ -624,9 +624,12 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
             told = any(finding.told_in(text) for _, text in said)
             items.append((name, "" if told else f"{name}: answered without {finding.what}"))
         elif remedy is not None and remedy.tool == "issue_refund":
-            made = _step_made(scenario, state, remedy)
-            after = " ".join(text for step, text in said if made is not None and step > made)
-            left_out = casework.missing_words(remedy, after)
+            # (each refund the issue needs, told after it was made: several, where several orders were charged twice)
+            left_out = []
+            for refund in casework.remedies_for(scenario, name):
+                made = _step_made(scenario, state, refund)
+                after = " ".join(text for step, text in said if made is not None and step > made)
+                left_out += [w for w in casework.missing_words(refund, after) if w not in left_out]
             items.append((name, f"{name}: the refund told without {' and '.join(left_out)}" if left_out else ""))
         else:
             items.append((name, ""))

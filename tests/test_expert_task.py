@@ -508,3 +508,25 @@ def test_a_sentence_that_says_a_change_cannot_be_made_claims_none_and_a_date_cou
     parcel = casework.Finding("delayed_delivery", "what", "date", "2026-12-01", casework._PARCEL)
     assert not parcel.told_in("Your last attempt on 2026-12-01 went through: the payment was taken.")
     assert parcel.told_in("The carrier now expects to deliver your parcel on 2026-12-01.")
+
+
+def test_several_orders_charged_twice_are_each_refunded_and_their_lookalikes_are_not():
+    seed = _family_seed("several_duplicates", "validation")
+    scenario, _state, grade = play("oracle", "validation", seed)
+    assert grade.passed
+    refunds = casework.remedies_for(scenario, "double_charge")
+    records = scenario.records
+    assert len(refunds) >= 2 and refunds[0].target == scenario.order_in_question
+    # Each refunded order holds two captured payments and no refund; of the lookalikes, none is refunded.
+    for refund in refunds:
+        captured = [p for p in records.payments_for(refund.target) if p.status == "captured"]
+        assert len(captured) == 2 and not records.refunds_for(refund.target)
+    refunded = {r.target for r in refunds}
+    for order in records.orders:
+        if order.order_id in refunded:
+            continue
+        captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
+        assert captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)) < 0.005
+    # Refunding only the order named (the rule baseline does) leaves the others charged twice.
+    _, _, rule_grade = play("rule", "validation", seed)
+    assert not rule_grade.passed

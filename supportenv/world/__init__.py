@@ -801,8 +801,8 @@ def _draw_family(
 
 
 # How much likelier a family is drawn than its issue's others (1 when not named): an item of several
-# sent back is the only one that asks the desk to work out an amount.
-FAMILY_WEIGHTS = {"item_of_several": 3}
+# sent back asks the desk to work out an amount, several orders charged twice to go through them all.
+FAMILY_WEIGHTS = {"item_of_several": 3, "several_duplicates": 2}
 
 
 def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
@@ -820,6 +820,7 @@ def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
 _RECENT_CHARGE_DAYS = {
     "pending_authorisation": (1, 4),
     "duplicate_already_refunded": (3, 10),
+    "several_duplicates": (3, 20),  # ("other orders this month")
     "refund_never_issued": (24, 34),  # (delivered, sent back, at the warehouse for ten days and more)
     "refund_status": (14, 30),  # (a return chased now was bought weeks ago, not months)
     "payment_failure": (0, 3),

@@ -83,7 +83,14 @@ SHIPPING_FEES = (499, 599, 695, 799, 999)
 DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
 # Words of an address change that is a typo on the order, not a move ("I put the wrong street").
 _TYPO_TEMPLATES = ("address_change/2", "address_change/5")
-_ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
+_ODD_TOTAL_FEE = 499
+# What else an account whose customer says several orders were charged twice holds (the_other_charges).
+_LOOKALIKES = (
+    "held",
+    "refunded",
+    "twin",
+    "plain",
+)  # the shipping fee (with the odd cents) of a total its quantity does not divide
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
 
@@ -587,6 +594,43 @@ class _Builder:
                 back = TrackingEvent(_iso(placed + timedelta(days=15)), "returned", "back at the warehouse")
                 self.orders[-1] = replace(order, status="returned", events=(*order.events, back))
 
+    def the_other_charges(self) -> None:
+        """Where the customer says other recent orders were charged twice too: three or four more
+        orders of the last weeks, one charged twice (to refund), the others each a case that only
+        looks like it: a second payment only authorised (a hold), a duplicate refunded already, two
+        orders of the same thing on one day (two purchases, each paid once), or one plain charge.
+        Drawn from a generator of their own, so that no other draw of the records moves."""
+        if self.scenario.family != "several_duplicates" or not self.orders:
+            return
+        rng = random.Random(f"other charges:{self.scenario.record_seed}")
+        cases = ["charged_twice", *rng.sample(_LOOKALIKES, rng.choice((2, 3)))]
+        rng.shuffle(cases)
+        drawing, self.rng = self.rng, rng  # (their ids, carriers and tracking from this generator too)
+        for case in cases:
+            product = rng.choice(content.PRODUCTS)
+            price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
+            placed = _day(rng.randrange(4, 26))
+            order = self._order(self._id("ORD"), product, price, "delivered", placed)
+            self._pay_for(order)
+            if case == "twin":  # (ordered twice by mistake: a second order, paid once too)
+                self._pay_for(self._order(self._id("ORD"), product, price, "delivered", placed))
+                continue
+            if case == "plain":
+                continue
+            second = Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed,
+                             "authorised" if case == "held" else "captured", "")  # fmt: skip
+            self.payments.append(second)
+            if case == "refunded":
+                issued = _iso(min(placed + timedelta(days=rng.randrange(1, 3)), TODAY))
+                self.refunds.append(Refund(self._id("REF"), order.order_id, second.amount, "issued", issued, issued))
+        self.rng = drawing
+
+    def _pay_for(self, order: Order) -> None:
+        self.orders.append(order)
+        self.payments.append(
+            Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed, "captured", "")
+        )
+
     def the_earlier_order(self) -> None:
         """Where the customer gives the id of another order than the one it means: that earlier
         order of the same product, delivered months ago (drawn from a generator of its own)."""
@@ -663,6 +707,7 @@ class _Builder:
         account = self.account()
         self.the_order_in_question()
         self.the_failed_payment()
+        self.the_other_charges()
         self.past_orders()
         self.the_earlier_order()
         subscriptions = self.subscriptions()
