@@ -261,7 +261,7 @@ def answer(
         # "Which country are you in?" of a customer asking about shipping abroad: it knows (audit round 43)
         country = _pick(f"{ticket}|country", content.COUNTRIES)
         sentences.append(_pick(f"{ticket}|{step}|country", content.COUNTRY_REPLIES).format(country))
-    elif other:
+    elif other and not corrected:  # (a correction of the order id is the answer to "is that the right order?")
         # "Is this stopping you from working?", "Do you still have the backup codes?": answered, never
         # met with "Sorry, I don't follow" (nor passed over after the facts).
         replies = (

@@ -560,13 +560,18 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
 
 
 def _verification_fields(scenario: Scenario) -> frozenset[str]:
-    """The fields verify_identity takes, on an expert ticket with an issue whose change needs it."""
+    """The fields verify_identity takes, on an expert ticket with an issue whose change may need it
+    (a late parcel may be lost and reshipped, a return chased may never have been refunded: the
+    records, not yet read, decide; audit round 57)."""
     if scenario.task_id != EXPERT_TASK_ID:
         return frozenset()
-    if not any(i.issue_id in VERIFIED_CHANGE_ISSUES for i in scenario.intents):
+    if not any(i.issue_id in (*VERIFIED_CHANGE_ISSUES, *_MAY_NEED_A_CHANGE) for i in scenario.intents):
         return frozenset()
     return frozenset((IDENTITY_FACT, *IDENTITY_PROOFS))
 
+
+# Issues answered from the records whose records may yet call for a verified change (catalog.CHANGE_FAMILIES).
+_MAY_NEED_A_CHANGE = ("refund_status", "delayed_delivery")
 
 # A message that only checks in: short, and a check-in question.
 _CHECK_IN_WORDS = 20

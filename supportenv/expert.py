@@ -170,11 +170,14 @@ def _order_check(scenario: Scenario, state: EpisodeState) -> Action | None:
 
 def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
     """The order of a refund above the cap, looked up before it is escalated: the records decide
-    (it may be outside the return window, or refunded in part before)."""
-    if not casework.over_the_cap(scenario):
-        return None
-    look = use_tool("look_up_order", order_id=scenario.order_in_question)
-    return None if look in state.actions else look
+    (it may be outside the return window, or refunded in part before); and an outage, checked on
+    the status page before it is escalated, as before it is answered (audit round 57)."""
+    looks = []
+    if "service_outage" in scenario.expected.escalate_intents:
+        looks.append(use_tool("check_service_status"))
+    if casework.over_the_cap(scenario):
+        looks.append(use_tool("look_up_order", order_id=scenario.order_in_question))
+    return next((look for look in looks if look not in state.actions), None)
 
 
 def _solution_step(issue: IssueType) -> str:

@@ -530,3 +530,24 @@ def test_several_orders_charged_twice_are_each_refunded_and_their_lookalikes_are
     # Refunding only the order named (the rule baseline does) leaves the others charged twice.
     _, _, rule_grade = play("rule", "validation", seed)
     assert not rule_grade.passed
+
+
+def test_a_corrected_order_id_is_the_whole_answer_and_proofs_are_free_where_a_change_may_be_due():
+    """Audit round 57: "The recent one is ORD-2. I don't know, sorry." after a correction; and the
+    card's last four asked on a refund chased (which may need a refund) charged as irrelevant."""
+    seed = _ticket(lambda sc: bool(sc.meant_order_id))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    step(scenario, state, Action("ask_for_more_info", fields=("order_id",)))
+    given = scenario.facts_by_name["order_id"]
+    question = f"Is {given} the right order? It was placed months ago; could you check the order number?"
+    result = step(scenario, state, Action("ask_for_more_info", fields=("order_id",), text=question))
+    reply = state.history[-1][1]
+    assert scenario.meant_order_id in reply and "don't know" not in reply and "ask_repeat" not in dict(result.breakdown)
+    seed = _ticket(
+        lambda sc: (
+            sc.intents[0].issue_id == "refund_status" and not sc.family and "card_last_four" not in sc.facts_by_name
+        )
+    )
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    result = step(scenario, state, Action("ask_for_more_info", fields=("card_last_four",)))
+    assert "ask_irrelevant" not in dict(result.breakdown)
