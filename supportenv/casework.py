@@ -18,8 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
+from supportenv import content
 from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
@@ -145,7 +147,7 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     if issue == "subscription_cancel":
         # (the plan the customer names, where the account has two; else the one it has)
         named = scenario.products[0] if scenario.family == "two_subscriptions" else ""
-        active = next((s for s in records.subscriptions if s.status == "active" and s.plan in (named or s.plan)), None)
+        active = next((s for s in records.subscriptions if s.status == "active" and s.plan == (named or s.plan)), None)
         return Remedy(issue, "cancel_subscription", active.subscription_id) if active else None
     if issue == "account_locked":
         return Remedy(issue, "send_password_reset", records.account.email)
@@ -345,16 +347,39 @@ _DECLINE_WORDS = {
 
 def says_date(text: str, iso: str) -> bool:
     """The text names this day: 2026-11-28, 28 November, November 28th, 28 Nov (the year optional)."""
-    if iso in text:
-        return True
+    return iso in text or bool(_date_pattern(iso).search(text))
+
+
+@lru_cache(maxsize=1024)  # (a few hundred days occur: the records' dates)
+def _date_pattern(iso: str) -> re.Pattern[str]:
     year, month, day = (int(x) for x in iso.split("-"))
     name = _MONTHS[month - 1]
     months = rf"(?:{name}|{name[:3]}\.?)"
     days = rf"0?{day}(?:st|nd|rd|th)?"
     pattern = (
-        rf"(?<!\d){days}(?:\s+of)?\s+{months}\b|\b{months}\s+{days}(?!\d)|(?<!\d)0?{day}/0?{month}(?:/{year})?(?!\d)"
+        rf"{re.escape(iso)}|(?<!\d){days}(?:\s+of)?\s+{months}\b|\b{months}\s+{days}(?!\d)"
+        rf"|(?<!\d)0?{day}/0?{month}(?:/{year})?(?!\d)"
     )
-    return bool(re.search(pattern, text, re.IGNORECASE))
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def says_date_about(text: str, iso: str, about: str) -> bool:
+    """The text names this day in a sentence about `about` (a regex): "your parcel is now due on 3 Dec."
+    tells a parcel's date; "your payment on 3 Dec. went through" does not. A sentence ends at ". ", "! "
+    or "? " before a capital, but not after an abbreviated month or day ("Nov. 30", "Mon. 30")."""
+    for match in _date_pattern(iso).finditer(text):
+        start = max((m.end() for m in _SENTENCE_BREAK_RE.finditer(text, 0, match.start())), default=0)
+        after = _SENTENCE_BREAK_RE.search(text, match.end())
+        if re.search(about, text[start : after.start() + 1 if after else len(text)], re.IGNORECASE):
+            return True
+    return False
+
+
+# The end of a sentence: ".", "!" or "?" and a space before a capital, but not after an abbreviation
+# of a month or weekday, or "e.g."/"i.e."/"approx."/"no." (the day goes on: "Nov. 30").
+_SENTENCE_BREAK_RE = re.compile(
+    r"(?<!\b[A-Z][a-z]{2})(?<!\bSept)(?<!\be\.g)(?<!\bi\.e)(?<!\bapprox)(?<!\bno)(?<!\bNo)[.!?]\s+(?=[A-Z\d])"
+)
 
 
 @dataclass(frozen=True)
@@ -378,10 +403,7 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
     """Whether a text tells a finding of this kind and value (Finding.told_in); read once per text,
     as every answer of an episode is weighed against every finding on each step."""
     if kind == "date" and about:
-        # (the whole text first: most answers name no such day, and splitting them costs more)
-        return says_date(text, value) and any(
-            says_date(s, value) and re.search(about, s, re.IGNORECASE) for s in _SENTENCE_END_RE.split(text)
-        )
+        return says_date_about(text, value, about)
     if kind == "date":
         return says_date(text, value)
     if kind == "window":
@@ -391,7 +413,10 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
     if kind == "place":
         return bool(re.search(_PLACE_WORDS[value], text, re.IGNORECASE))
     if kind == "paid":
-        return bool(_WENT_THROUGH_RE.search(text))
+        # That it went through, said of that day, and not denied ("so no payment was taken"; audit review).
+        return says_date_about(text, value, _WENT_THROUGH) and any(
+            not _NEGATED_RE.search(text[max(0, m.start() - 30) : m.start()]) for m in _WENT_THROUGH_RE.finditer(text)
+        )
     if kind == "shipping":
         return says_amount(text, float(value)) and bool(_SHIPPING_RE.search(text))
     # The reason on record, and no other (a list of reasons tells the customer nothing); its
@@ -406,15 +431,15 @@ _WINDOW_RE = re.compile(
     re.IGNORECASE,
 )
 # A payment said to have gone through ("your last attempt went through", "the payment was successful").
-_WENT_THROUGH_RE = re.compile(
+_WENT_THROUGH = (
     r"\b(?:went through|did go through|(?:has|have) gone through|was successful|succeeded|was accepted"
-    r"|(?:is|was|has been) (?:fully )?paid|was captured|was taken|(?:was|were) charged)\b",
-    re.IGNORECASE,
+    r"|(?:is|was|has been) (?:fully )?paid|was captured|was taken|(?:was|were) charged)\b"
 )
+_WENT_THROUGH_RE = re.compile(_WENT_THROUGH, re.IGNORECASE)
 # What a sentence telling a finding's date is about (Finding.about).
-_REFUND = r"\brefund"
+_REFUND = r"\b(?:refund|return|money back|credit)"
 _PARCEL = r"\b(?:deliver|arriv|parcel|package|shipment|carrier|courier|scan|track|transit|on its way)"
-_DELIVERED = r"\bdeliver"
+_DELIVERED = r"\b(?:deliver|arriv|dropped off|left with)"
 _SHIPPING_RE = re.compile(r"\bshipping\b|\bdelivery (?:fee|charge|cost)|\bpostage\b|\bpost and packing\b", re.I)
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
 _DROPS_RE = re.compile(
@@ -534,11 +559,18 @@ def finding_for(scenario: Scenario, issue: str) -> Finding | None:
 # November") is no claim of a change made.
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|we)(?:'ve| have| just|'ll have)\b|\b(?:I|we) (?:refunded|reshipped)\b", re.I)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
+# What a reship sends: the order, the parcel, its items, or a product by its last word ("the desk").
+_SENT_THINGS = (
+    "(?:order|parcel|package|item|items|replacement|"
+    + "|".join(sorted({p.split()[-1] for p in content.PRODUCTS}))
+    + ")"
+)
 _DONE_VERBS = {
     "issue_refund": r"\brefunded\b|\b(?:issued|processed) (?:a|the|your) (?:full )?refund\b",
+    # (what is sent again is the order, the parcel or the thing bought: not "the reset link again")
     "reship_order": (
         r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?"
-        r"(?:a replacement|it again|(?:your|the) (?:[\w-]+ ){0,3}again)"
+        rf"(?:a replacement|it again|(?:your|the) (?:[\w-]+ ){{0,2}}{_SENT_THINGS} again)"
     ),
     "update_address": r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b|\bredirected\b",
     "cancel_subscription": r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b",
@@ -550,7 +582,7 @@ _IS_DONE = r"(?:is now|has now been|has been|have been|was|were|is (?:now )?bein
 _NOW_DONE = {
     # (a refund only as now under way: "was refunded on 28 November" tells what the records held before)
     "issue_refund": r"\brefund is now (?:issued|processed|on its way)\b|\bis (?:now )?being refunded\b",
-    "reship_order": rf"\b{_IS_DONE} (?:reshipped|sent again|shipped again|re-?sent)\b"
+    "reship_order": rf"\b{_IS_DONE} reshipped\b|\b{_SENT_THINGS} {_IS_DONE} (?:sent again|shipped again|re-?sent)\b"
     rf"|\breplacement {_IS_DONE} (?:sent|shipped|dispatched)\b",
     "update_address": rf"\baddress is now (?:updated|changed)\b|\b{_IS_DONE} redirected\b"
     rf"|\baddress {_IS_DONE} (?:updated|changed)\b",

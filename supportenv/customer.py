@@ -122,7 +122,6 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
 
 
 _IT_RE = re.compile(r"it\b")
-_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
 # A question whether anything changed lately ("did anything change on your side recently?").
 _CHANGES_RE = re.compile(
     r"\b(?:anything|something)\s+(?:\w+\s+)?(?:chang|different)\w*|\bchanged?\s+anything\b|"
@@ -216,8 +215,8 @@ def answer(
     # (the fields named and those the question's words ask for: a customer answers the whole question)
     wanted = list(dict.fromkeys((*fields, *fields_in_question(question))))
     facts = scenario.facts_by_name
-    if correct_to and "order_id" in already and (facts["order_id"] in question or _ORDER_RE.search(question)):
-        wanted.append("order_id")  # ("Is ORD-1 the order you mean? It is from March.": the order, asked again)
+    if correct_to and "order_id" in already and facts["order_id"] in question:
+        wanted.append("order_id")  # ("Is ORD-1 the order you mean? It is from March.": the order id, asked again)
     wanted = list(dict.fromkeys(wanted))
     ticket = scenario.ticket_id
     revealed, repeated, unknown, parts, corrected = [], [], [], [], []

@@ -714,8 +714,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.history.append(("agent", action.text, state.step))
     state.responses += 1
     exp = scenario.expected
-    facts = scenario.facts_by_name
-    values = [facts.get(n) or "" for n in state.revealed]
+    values = [value for _, value in given_facts(scenario, state)]
     judged = judge(action.text, scenario.intent_keys, action.article_id, values)
     tone = "rude" if judged.rude else None
     if judged.rude:
@@ -1301,8 +1300,7 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     if action.text:
         # The reason is what the customer is told; judge it like a response.
         state.responses += 1
-        facts = scenario.facts_by_name
-        values = [facts.get(n) or "" for n in state.revealed]
+        values = [value for _, value in given_facts(scenario, state)]
         judged = judge(action.text, scenario.intent_keys, "", values)
         state.polite += judged.polite
         state.personalised += judged.personalised

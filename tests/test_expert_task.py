@@ -551,3 +551,28 @@ def test_a_corrected_order_id_is_the_whole_answer_and_proofs_are_free_where_a_ch
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     result = step(scenario, state, Action("ask_for_more_info", fields=("card_last_four",)))
     assert "ask_irrelevant" not in dict(result.breakdown)
+
+
+def test_review_findings_paid_dates_mixups_reships_and_corrections():
+    """A review of world-13: a payment said *not* to have gone through is no answer that it did; a
+    day written "Nov. 30" or told as "arrived" counts; the order given in a mix-up is the older one
+    on every ticket; "sent the reset link again" is no reship; a question naming an order is no
+    question for its id."""
+    paid = casework.Finding("payment_failure", "w", "paid", "2026-12-01")
+    assert paid.told_in("Your last attempt on 1 December went through, so the order is paid.")
+    assert not paid.told_in("It was declined on 1 December, so no payment was taken.")
+    assert not paid.told_in("Your payment went through.")  # (the day it did, as the desk rules ask)
+    delivered = casework.Finding("address_change", "w", "date", "2026-11-30", casework._DELIVERED)
+    assert delivered.told_in("It was delivered on Nov. 30, 2026, so its address can no longer change.")
+    assert delivered.told_in("Your order arrived on 30 November.")
+    assert "reship_order" not in casework.claimed_changes("I have sent the password reset link again.")
+    assert casework.claimed_changes("I have sent your blender again.") == ("reship_order",)
+    mixed = [sc for s in range(600) if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).meant_order_id]
+    assert len(mixed) > 50
+    for sc in mixed:
+        given, meant = sc.records.order(sc.facts_by_name["order_id"]), sc.records.order(sc.meant_order_id)
+        assert given.placed < meant.placed and given.items[0].product == meant.items[0].product, sc.seed
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", mixed[0].seed)
+    step(scenario, state, Action("ask_for_more_info", fields=("order_id",)))
+    step(scenario, state, Action("ask_for_more_info", fields=(), text="Which card did you pay for that order with?"))
+    assert scenario.meant_order_id not in state.history[-1][1]

@@ -312,6 +312,7 @@ class Scenario:
             "template_ids": list(self.template_ids),
             "policy_variant": self.policy.name,
             **({"family": self.family} if self.family else {}),
+            **({"meant_order_id": self.meant_order_id} if self.meant_order_id else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -797,11 +798,14 @@ def _draw_family(
         return ""  # (one claim about the order per ticket, and none that policy sends to a human)
     if family == "refund_never_issued" and float(facts.get("amount", "inf")) > policy.refund_cap(tier):
         return ""  # (a refund the desk makes itself: never one policy sends to a human)
+    if family == "shipping_not_overcharge" and float(facts.get("amount", "0")) < _SHIPPED_AT_LEAST:
+        return ""  # (a charge that is mostly the shipping fee would be an odd purchase)
     return family
 
 
 # How much likelier a family is drawn than its issue's others (1 when not named): an item of several
 # sent back asks the desk to work out an amount, several orders charged twice to go through them all.
+_SHIPPED_AT_LEAST = 30.0  # dollars: the least charge whose difference from the items is a shipping fee
 FAMILY_WEIGHTS = {"item_of_several": 3, "several_duplicates": 2}
 
 
@@ -858,6 +862,19 @@ def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: rand
     while meant == facts["order_id"]:
         meant = f"ORD-{rng.randrange(100000, 999999)}"
     return meant
+
+
+def _date_the_order_meant_lately(
+    intents: tuple[IssueType, ...], family: str, facts: dict[str, str], rng: random.Random
+) -> None:
+    """The order a customer calls recent was paid lately (its charge date, where the customer gives
+    one and no other rule dates it), so that the earlier order it mixes it up with is the older."""
+    from supportenv.world.system_of_record import iso_days_ago
+
+    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    dated = family in _RECENT_CHARGE_DAYS or owner in _RECENT_CHARGE_DAYS
+    if "charge_date" in facts and owner == intents[0].issue_id and not dated:
+        facts["charge_date"] = iso_days_ago(rng.randrange(3, 31))
 
 
 def _needs_verifying(
@@ -965,7 +982,10 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         if "charge_date" in facts:
             _date_the_charge_lately(intents, family, facts, family_rng)
         _add_identity_proofs(intents, facts, tier, policy, rng, family)
-        meant_order_id = _draw_mixup(intents, facts, rng_for(task_id, split, seed, "mixup", world_key=world_key))
+        mixup_rng = rng_for(task_id, split, seed, "mixup", world_key=world_key)
+        meant_order_id = _draw_mixup(intents, facts, mixup_rng)
+        if meant_order_id:
+            _date_the_order_meant_lately(intents, family, facts, mixup_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)

@@ -83,14 +83,9 @@ SHIPPING_FEES = (499, 599, 695, 799, 999)
 DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
 # Words of an address change that is a typo on the order, not a move ("I put the wrong street").
 _TYPO_TEMPLATES = ("address_change/2", "address_change/5")
-_ODD_TOTAL_FEE = 499
+_ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
 # What else an account whose customer says several orders were charged twice holds (the_other_charges).
-_LOOKALIKES = (
-    "held",
-    "refunded",
-    "twin",
-    "plain",
-)  # the shipping fee (with the odd cents) of a total its quantity does not divide
+_LOOKALIKES = ("held", "refunded", "twin", "plain")
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
 _OWN_CHARGE_DATES = ("subscription_cancel", "payment_failure")
 
@@ -458,7 +453,8 @@ class _Builder:
         return replace(order, items=items, shipping=_dollars(shipping), discount_percent=discount)
 
     def the_failed_payment(self) -> None:
-        """A declined card: a checkout left awaiting payment, its attempt declined for a reason."""
+        """A declined card: a checkout left awaiting payment, its attempts declined for a reason (or,
+        for the family paid_on_retry, declined and then captured on the last attempt: the order is paid)."""
         if "payment_failure" not in self.issues:
             return
         product = self._product("payment_failure")
@@ -475,15 +471,11 @@ class _Builder:
         if paid:
             attempts = max(attempts, 3)  # (declined again and again, then the last attempt went through)
         for attempt in range(attempts):
-            captured = paid and attempt == attempts - 1 and attempts > 1
+            captured = paid and attempt == attempts - 1
             self.payments.append(
                 Payment(self._id("PAY"), order.order_id, self.card, order.total, tried,
                         "captured" if captured else "declined", "" if captured else reason)
             )  # fmt: skip
-        if paid and attempts == 1:
-            self.payments.append(
-                Payment(self._id("PAY"), order.order_id, self.card, order.total, tried, "captured", "")
-            )
 
     def _delivery_day(self, outside: bool) -> date:
         """A refund request's order's delivery day: within the return window (half the time in its
@@ -502,7 +494,16 @@ class _Builder:
         if named.get(issue):
             return named[issue]
         others = [p for i, p in named.items() if p and "payment_failure" not in (i, issue)]
-        return others[0] if others else self.rng.choice(content.PRODUCTS)
+        if others:
+            return others[0]
+        # (where the customer mixes up its orders of a product, no other purchase is of that product:
+        # it is the one it "bought most recently")
+        meant = (
+            named.get(self.owner("order_id"), "")
+            if self.scenario.meant_order_id and issue != self.owner("order_id")
+            else ""
+        )
+        return self.rng.choice([p for p in content.PRODUCTS if p != meant])
 
     def _price_of(self, product: str) -> int:
         return round(_PRICE_CENTS[product] * self.rng.choice((0.9, 1.0, 1.1)))
@@ -544,7 +545,9 @@ class _Builder:
             carrier=carrier,
             tracking_number=tracking if shipped else "",
             events=self._events(status, placed, carrier) if shipped else (),
-            invoice_number=self.facts.get("invoice_number") or f"INV-{placed.year}-{self.rng.randrange(10000, 99999)}",
+            # (the invoice number the customer gives is the order in question's, no other's)
+            invoice_number=(self.facts.get("invoice_number") if order_id == self.scenario.order_in_question else None)
+            or f"INV-{placed.year}-{self.rng.randrange(10000, 99999)}",
         )
 
     def _events(self, status: str, placed: date, carrier: str) -> tuple[TrackingEvent, ...]:
@@ -606,8 +609,9 @@ class _Builder:
         cases = ["charged_twice", *rng.sample(_LOOKALIKES, rng.choice((2, 3)))]
         rng.shuffle(cases)
         drawing, self.rng = self.rng, rng  # (their ids, carriers and tracking from this generator too)
+        meant = self.orders[0].items[0].product  # (no other order of it: it is the one "bought recently")
         for case in cases:
-            product = rng.choice(content.PRODUCTS)
+            product = rng.choice([p for p in content.PRODUCTS if p != meant])
             price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
             placed = _day(rng.randrange(4, 26))
             order = self._order(self._id("ORD"), product, price, "delivered", placed)
@@ -639,7 +643,11 @@ class _Builder:
             return
         given, product = self.facts["order_id"], self.orders[0].items[0].product
         rng = random.Random(f"earlier order:{self.scenario.record_seed}")
-        placed = _day(rng.randrange(_PAST_ORDER_DAYS, max(_PAST_ORDER_DAYS + 1, min(self.scenario.tenure_days, 400))))
+        # Months before the order meant (at least three weeks), and after the account was opened
+        # where it was opened early enough for that.
+        meant_days = days_before_today(self.orders[0].placed)
+        first = max(_PAST_ORDER_DAYS, meant_days + 21)
+        placed = _day(rng.randrange(first, max(first + 1, min(self.scenario.tenure_days, 400))))
         # (at about the price it lists at in the order meant: the same thing, bought again)
         price = round(self.orders[0].items[0].unit_price * 100 * rng.choice((0.95, 1.0, 1.05)))
         drawing, self.rng = self.rng, rng  # (its carrier and tracking from its own generator too)
