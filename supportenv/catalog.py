@@ -316,8 +316,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         f"and that it reaches their card in {DESK_REFUND_DAYS} (a refund the desk issues; the bank's 5-10 business "
         "days of KB-REF-02 are for one issued before); a reship, a new address, a cancellation or a reset "
         "link in words. When policy forbids what they ask, tell them why (a refund above the cap is escalated). "
-        "Offer or promise nothing the tools do not do (an article's shipping credit, carrier trace, status-update "
-        "subscription or updated receipt): tell the customer what the tools did and what the records show.",
+        "Offer or promise nothing the tools do not do (an article's shipping credit, store credit, carrier trace, "
+        "status-update subscription or updated receipt): tell the customer what the tools did and what the records "
+        "show.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
         "later attempt was captured, that the payment went through and the day it did), the day a refund already "

@@ -2012,7 +2012,7 @@ REACTIONS = {
         "Okay, that adds up then, it was the shipping fee. Thanks for checking.",
     ),
     "accepts_already_delivered": (
-        "Oh no, so it went to the old address. I'll see if I can get it from there, thanks for checking.",
+        "Oh no, so it's been delivered already. I'll see what I can do from my end, thanks for checking.",
         "Okay, so it's already been delivered. I'll sort it out from my end, thanks.",
     ),
     "accepts_outside_return_window": (
