@@ -607,6 +607,55 @@ class RefundEverythingPolicy(_Base):
         return Action("mark_resolved", text="Resolved.")
 
 
+class RefundDuplicatesPolicy(_Base):
+    """Sweeps the account for money taken twice, whatever the customer wrote: every order with a
+    second captured payment not refunded yet is refunded it, says so, closes (world-13's families
+    reward going through every payment; this script does it for every ticket, blindly)."""
+
+    name = "refund_duplicates"
+
+    def choose(self, obs: Observation) -> Action:
+        issue = ISSUE_TYPES_BY_ID["double_charge"]
+        email = dict(obs.revealed_facts).get("account_email", "")
+        desk = TOOL_KIND in obs.allowed_actions and email
+        script = [
+            Action("classify_issue", category=issue.category, priority="medium", issue_type=issue.issue_id),
+            Action("ask_for_more_info", fields=("account_email", "card_last_four"), text="Could you share these?"),
+            *([use_tool("verify_identity"), use_tool("look_up_payments", account_email=email)] if desk else []),
+        ]
+        if self.turn <= len(script):
+            return script[self.turn - 1]
+        if desk and self.turn == len(script) + 1 and obs.tool_result:
+            self._refunds = _second_charges(obs.tool_result.data)
+        refunds = getattr(self, "_refunds", [])
+        if refunds:
+            order, amount = refunds.pop(0)
+            self._told = f"{getattr(self, '_told', '')} ${amount:,.2f} on {order},"
+            return use_tool("issue_refund", order_id=order, amount=f"{amount:.2f}")
+        if not getattr(self, "_answered", False):
+            self._answered = True
+            return Action(
+                "respond_with_solution",
+                text=f"Thank you! I have refunded the duplicates:{getattr(self, '_told', ' none')} and each reaches "
+                f"your card in {DESK_REFUND_DAYS}.",
+                article_id=issue.article_id,
+            )
+        return Action("mark_resolved", text="Resolved.")
+
+
+def _second_charges(data: dict) -> list[tuple[str, float]]:
+    """(order id, amount) of each order's captured payments beyond its first, less its refunds."""
+    captured: dict[str, list[float]] = {}
+    for payment in data.get("payments", []):
+        if payment["order_id"] and payment["status"] == "captured":
+            captured.setdefault(payment["order_id"], []).append(payment["amount"])
+    refunded: dict[str, float] = {}
+    for refund in data.get("refunds", []):
+        refunded[refund["order_id"]] = refunded.get(refund["order_id"], 0.0) + refund["amount"]
+    extra = ((order, round(sum(a[1:]) - refunded.get(order, 0.0), 2)) for order, a in captured.items())
+    return [(order, amount) for order, amount in extra if amount >= 0.01]
+
+
 POLICIES: dict[str, type[Policy]] = {
     p.name: p
     for p in (
@@ -626,6 +675,7 @@ POLICIES: dict[str, type[Policy]] = {
         TopKnowledgeBaseEscalatePolicy,
         EveryToolPolicy,
         RefundEverythingPolicy,
+        RefundDuplicatesPolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
@@ -646,6 +696,7 @@ EXPLOITS = (
     "top_kb_escalate",
     "every_tool",
     "refund_everything",
+    "refund_duplicates",
 )
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)
