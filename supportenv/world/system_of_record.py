@@ -16,6 +16,8 @@ Pure and deterministic: the world's date is fixed (`TODAY`), never the wall cloc
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
@@ -608,26 +610,39 @@ class _Builder:
         rng = random.Random(f"other charges:{self.scenario.record_seed}")
         cases = ["charged_twice", *rng.sample(_LOOKALIKES, rng.choice((2, 3)))]
         rng.shuffle(cases)
-        drawing, self.rng = self.rng, rng  # (their ids, carriers and tracking from this generator too)
         meant = self.orders[0].items[0].product  # (no other order of it: it is the one "bought recently")
-        for case in cases:
-            product = rng.choice([p for p in content.PRODUCTS if p != meant])
-            price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
-            placed = _day(rng.randrange(4, 26))
-            order = self._order(self._id("ORD"), product, price, "delivered", placed)
-            self._pay_for(order)
-            if case == "twin":  # (ordered twice by mistake: a second order, paid once too)
-                self._pay_for(self._order(self._id("ORD"), product, price, "delivered", placed))
-                continue
-            if case == "plain":
-                continue
-            second = Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed,
-                             "authorised" if case == "held" else "captured", "")  # fmt: skip
-            self.payments.append(second)
-            if case == "refunded":
-                issued = _iso(min(placed + timedelta(days=rng.randrange(1, 3)), TODAY))
-                self.refunds.append(Refund(self._id("REF"), order.order_id, second.amount, "issued", issued, issued))
-        self.rng = drawing
+        with self._drawing_from(rng):  # (their ids, carriers and tracking from this generator too)
+            for case in cases:
+                self._other_charge(case, meant, rng)
+
+    def _other_charge(self, case: str, meant: str, rng: random.Random) -> None:
+        """One more order of the account whose customer says several were charged twice (_LOOKALIKES)."""
+        product = rng.choice([p for p in content.PRODUCTS if p != meant])
+        price = round(_PRICE_CENTS[product] * rng.choice((0.9, 1.0, 1.1)))
+        placed = _day(rng.randrange(4, 26))
+        order = self._order(self._id("ORD"), product, price, "delivered", placed)
+        self._pay_for(order)
+        if case == "twin":  # (ordered twice by mistake: a second order, paid once too)
+            self._pay_for(self._order(self._id("ORD"), product, price, "delivered", placed))
+            return
+        if case == "plain":
+            return
+        second = Payment(self._id("PAY"), order.order_id, self.card, order.total, order.placed,
+                         "authorised" if case == "held" else "captured", "")  # fmt: skip
+        self.payments.append(second)
+        if case == "refunded":
+            issued = _iso(min(placed + timedelta(days=rng.randrange(1, 3)), TODAY))
+            self.refunds.append(Refund(self._id("REF"), order.order_id, second.amount, "issued", issued, issued))
+
+    @contextmanager
+    def _drawing_from(self, rng: random.Random) -> Iterator[None]:
+        """Draw with `rng` instead of the records' own generator (what the helpers draw: ids,
+        carriers, tracking), so that what it adds moves no other draw of the records."""
+        own, self.rng = self.rng, rng
+        try:
+            yield
+        finally:
+            self.rng = own
 
     def _pay_for(self, order: Order) -> None:
         self.orders.append(order)
@@ -650,9 +665,8 @@ class _Builder:
         placed = _day(rng.randrange(first, max(first + 1, min(self.scenario.tenure_days, 400))))
         # (at about the price it lists at in the order meant: the same thing, bought again)
         price = round(self.orders[0].items[0].unit_price * 100 * rng.choice((0.95, 1.0, 1.05)))
-        drawing, self.rng = self.rng, rng  # (its carrier and tracking from its own generator too)
-        order = self._order(given, product, price, "delivered", placed)
-        self.rng = drawing
+        with self._drawing_from(rng):  # (its carrier and tracking from its own generator too)
+            order = self._order(given, product, price, "delivered", placed)
         self.orders.append(order)
         pay_id = f"PAY-{rng.randrange(100000, 1000000)}"
         self.payments.append(Payment(pay_id, given, self.card, order.total, order.placed, "captured", ""))
