@@ -444,7 +444,8 @@ _SHIPPING_RE = re.compile(r"\bshipping\b|\bdelivery (?:fee|charge|cost)|\bpostag
 _AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
 _DROPS_RE = re.compile(
     r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
-    r"not (?:be )?(?:charged|taken)|is not a (?:second )?charge|isn't a (?:second )?charge)",
+    r"not (?:be )?(?:charged|taken)|not an? (?:second |actual |real |extra |new )?charge\b"
+    r"|no (?:second |actual |real |extra )?charge\b|isn't a (?:second )?charge)|n't (?:be )?(?:charged|taken)\b",
     re.IGNORECASE,
 )
 _PLACE_WORDS = {
