@@ -372,7 +372,17 @@ def says_date_about(text: str, iso: str, about: str) -> bool:
         after = _SENTENCE_BREAK_RE.search(text, match.end())
         if re.search(about, text[start : after.start() + 1 if after else len(text)], re.IGNORECASE):
             return True
+        # The next sentence may tell of that day by reference ("... were declined on 29 Nov. The next
+        # attempt that same day went through": audit round 59).
+        if after:
+            following = _SENTENCE_BREAK_RE.search(text, after.end())
+            sentence = text[after.end() : following.start() + 1 if following else len(text)]
+            if _SAME_DAY_RE.search(sentence) and re.search(about, sentence, re.IGNORECASE):
+                return True
     return False
+
+
+_SAME_DAY_RE = re.compile(r"\b(?:that|the) (?:same )?(?:day|date)\b|\blater that day\b|\bthat same day\b", re.I)
 
 
 # The end of a sentence: ".", "!" or "?" and a space before a capital, but not after an abbreviation

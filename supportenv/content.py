@@ -2024,7 +2024,7 @@ REACTIONS = {
         "Okay, so it's still moving. I'll wait a bit longer, thanks.",
     ),
     "accepts_pending_authorisation": (
-        "Oh, I see, so only one payment was actually taken and the other will drop off. Thanks for checking.",
+        "Oh, I see, so only one payment was actually taken and the other is just a hold. Thanks for checking.",
         "Right, a hold rather than a second charge. That's a relief, thank you.",
     ),
     "accepts_left_in_safe_place": (

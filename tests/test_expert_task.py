@@ -576,3 +576,21 @@ def test_review_findings_paid_dates_mixups_reships_and_corrections():
     step(scenario, state, Action("ask_for_more_info", fields=("order_id",)))
     step(scenario, state, Action("ask_for_more_info", fields=(), text="Which card did you pay for that order with?"))
     assert scenario.meant_order_id not in state.history[-1][1]
+
+
+def test_round_59_a_day_told_by_reference_and_a_hold_told_as_no_charge():
+    """Audit round 59: "... were declined on 29 Nov. The next attempt that same day went through"
+    tells the day it went through (the next sentence names it by reference), but a day in a sentence
+    two away does not; a hold told as "not a charge" or "won't be charged" is told as a hold."""
+    paid = casework.Finding("payment_failure", "w", "paid", "2026-11-29")
+    assert paid.told_in(
+        "On 2026-11-29 two attempts were declined because the billing address did not match. "
+        "The next attempt that same day went through, so the order is paid."
+    )
+    assert paid.told_in("It was declined twice on 29 November. Your third attempt the same day was accepted.")
+    assert not paid.told_in("It was declined on 29 November. Thanks for waiting. The next attempt went through.")
+    assert not paid.told_in("It was declined on 29 November. The next attempt went through.")
+    hold = casework.Finding("double_charge", "w", "authorisation", "")
+    assert hold.told_in("The second payment is only a pending authorisation, not a charge.")
+    assert hold.told_in("That one is a hold on your card: you won't be charged for it.")
+    assert not hold.told_in("That one is pending.")
