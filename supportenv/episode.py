@@ -1381,7 +1381,9 @@ def handled(scenario: Scenario, state: EpisodeState, task_id: str) -> str:
 
 
 def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
-    state.history.append(("system", f"Ticket marked resolved: {action.text or 'no summary'}", state.step))
+    # (the summary is the desk's note: shown as such, since the customer never sees it; audit round 59)
+    note = f" (internal summary, not shown to the customer: {action.text})" if action.text else ""
+    state.history.append(("system", f"Ticket marked resolved{note}", state.step))
     state.terminated = True
     how = handled(scenario, state, state.task_id)
     if how == "proper":
