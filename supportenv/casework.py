@@ -175,7 +175,26 @@ def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
         found[1:1] = _other_duplicates(scenario, records)  # (after the first issue's own, before the others')
     if _money_back_for_the_parcel(scenario):  # (the refund settles it, made or escalated: no reship too)
         found = [r for r in found if r.tool != "reship_order"]
-    return tuple(found)
+    return (*found, *_unnoticed_duplicate(scenario, records))
+
+
+# The remedy of no issue the customer raised: the duplicate charge on its parcel's order that it never
+# noticed (Scenario.unnoticed_duplicate), refunded by a desk that reads the order's payments.
+UNNOTICED = "unnoticed_duplicate"
+
+
+def _unnoticed_duplicate(scenario: Scenario, records: SystemOfRecord) -> tuple[Remedy, ...]:
+    order = records.order(scenario.order_in_question) if scenario.unnoticed_duplicate else None
+    if order is None:
+        return ()
+    captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
+    left = round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+    return (Remedy(UNNOTICED, "issue_refund", order.order_id, _money(left)),) if left > MONEY_TOLERANCE else ()
+
+
+def unnoticed_refund(scenario: Scenario) -> Remedy | None:
+    """The refund of the duplicate charge the customer never noticed, where its order has one."""
+    return remedy_for(scenario, UNNOTICED) if scenario.unnoticed_duplicate else None
 
 
 def _other_duplicates(scenario: Scenario, records: SystemOfRecord) -> list[Remedy]:

@@ -2146,6 +2146,11 @@ REACTIONS = {
         "That's all clear, thanks. Nothing else for now.",
     ),
     # (after taking in what the records show of its claim, while other issues are still open)
+    # (expert task: told of the refund of a duplicate charge on its order that it had not noticed)
+    "noticed_duplicate": (
+        "Oh, I hadn't even noticed I'd been charged twice for that order. Thank you for catching it!",
+        "Charged twice? I never spotted that, thanks for sorting it out.",
+    ),
     "still_open": (
         "But what about {remaining}?",
         "There's still {remaining}, though.",

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import cache, lru_cache
 from typing import Any
 
-from supportenv import casework, customer
+from supportenv import casework, content, customer
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
 from supportenv.catalog import (
     ACTION_COSTS,
@@ -755,6 +755,16 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in asked_about)
             turn.notes.append(f"that asks for what the {titles} needs: answer once it is in")
             return _react(tone, scenario, state) if tone else ""
+    noticed = _tells_the_unnoticed_refund(scenario, state, action.text)
+    if not newly and noticed and not tone:
+        # Telling the customer of the refund of a duplicate charge it never noticed: news to it, not an
+        # answer that says nothing (the grade's communication weighs it).
+        turn.notes.append("the refund of the duplicate charge told")
+        left = unsolved(scenario, state)
+        reaction = _react("noticed_duplicate", scenario, state)
+        if not left:
+            return reaction
+        return f"{reaction} {_react('still_open', scenario, state, remaining=customer.issue_words(left))}"
     if not newly:
         return _respond_without_solving(
             scenario, state, action, turn, judged.solves, tone, judged.stuffed, judged.wrong_solutions
@@ -878,7 +888,21 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     # follow it) or asks for a confirmation gets its yes first.
     yes = customer.YES_TO_OFFER if _makes_an_offer(action.text) else _yes_to(_last_question(action.text))
     reply = f"{yes} {reply}" if yes else reply
+    if noticed:
+        reply = f"{_react('noticed_duplicate', scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
+
+
+def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: str) -> bool:
+    """Whether an answer first tells the customer of the refund, made, of the duplicate charge on its
+    order it never noticed (its amount): the customer takes that news in once."""
+    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_duplicate else None
+    if refund is None or not casework.says_amount(text, float(refund.value)):
+        return False
+    if refund not in casework.check_records(scenario, state.desk).done:
+        return False
+    heard = content.REACTIONS["noticed_duplicate"]
+    return not any(line in said for said in _said(state) for line in heard)
 
 
 # An answer that says it turns to the customer's other issue next ("Next, your refund: ...",

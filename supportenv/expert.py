@@ -32,7 +32,7 @@ from supportenv.episode import (
 from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.text import is_rude, verdict
 from supportenv.tools import LOST_AFTER_DAYS
-from supportenv.world import Scenario
+from supportenv.world import Scenario, identity_proof
 
 
 def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
@@ -46,10 +46,28 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
     if intents == [scenario.intents[0].issue_id] and casework.is_mistaken(scenario, intents[0]):
         # A claim the records contradict: what they show is the answer (again, if the customer doubted it).
         again = "I understand the worry, and I have checked again. " if state.pushed_back else ""
-        return f"Thank you for your patience{ref}. {again}{_told_of(scenario, intents[0]).strip()}"
+        told = _told_of(scenario, intents[0]).strip()
+        return f"Thank you for your patience{ref}. {again}{told}{_unnoticed(scenario, state)}"
     steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
     done = "".join(_told_of(scenario, i) for i in intents) if scenario.task_id == EXPERT_TASK_ID else ""
-    return f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}.{done}"
+    return (
+        f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}.{done}"
+        f"{_unnoticed(scenario, state)}"
+    )
+
+
+def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
+    """The refund, made, of the duplicate charge the customer never noticed, told once."""
+    refund = casework.unnoticed_refund(scenario)
+    if refund is None or refund not in casework.check_records(scenario, state.desk).done:
+        return ""
+    amount = f"${float(refund.value):,.2f}"
+    if any(casework.says_amount(text, float(refund.value)) for who, text, _ in state.history if who == "agent"):
+        return ""
+    return (
+        f" I also found that order {refund.target} was charged twice, so I have refunded the duplicate {amount} to "
+        f"your card; it reaches it in {DESK_REFUND_DAYS}."
+    )
 
 
 def _told_of(scenario: Scenario, issue: str) -> str:
@@ -213,6 +231,11 @@ def _desk_action(scenario: Scenario, state: EpisodeState) -> Action | None:
         return None
     remedy = missing[0]
     if remedy.tool in casework.NEEDS_VERIFICATION and not state.verified:
+        # (what verifies the customer, where no issue it raised asked for it: the duplicate it never noticed)
+        proofs = ["account_email", identity_proof(scenario.facts_by_name)]
+        unasked = [f for f in proofs if f not in state.revealed]
+        if unasked:
+            return Action("ask_for_more_info", fields=tuple(unasked), text=ask_message(unasked))
         return use_tool("verify_identity")
     look = _look_up_before(scenario, remedy)
     if look is not None and look not in state.actions:

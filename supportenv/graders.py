@@ -633,7 +633,22 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
             items.append((name, f"{name}: the refund told without {' and '.join(left_out)}" if left_out else ""))
         else:
             items.append((name, ""))
+    unnoticed = casework.unnoticed_refund(scenario)
+    if unnoticed is not None:  # (the duplicate charge the customer never noticed: refunded, and told so)
+        items.append((casework.UNNOTICED, _unnoticed_told(scenario, state, unnoticed, said)))
     return items
+
+
+def _unnoticed_told(
+    scenario: Scenario, state: EpisodeState, refund: casework.Remedy, said: list[tuple[int, str]]
+) -> str:
+    """Why the customer was not told of the refund of the duplicate charge it never noticed ("" if it was)."""
+    what = f"the duplicate charge on order {refund.target}"
+    made = _step_made(scenario, state, refund)
+    if made is None:
+        return f"{what} never refunded"
+    left_out = casework.missing_words(refund, " ".join(text for step, text in said if step > made))
+    return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
 
 
 def _messages_by_step(state: EpisodeState) -> list[tuple[int, str]]:

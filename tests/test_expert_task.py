@@ -78,11 +78,11 @@ def test_every_component_below_full_marks_says_why(board):
 
 def _seed_with(issue: str, tool: str = "", split: str = "validation"):
     """A validation ticket whose first issue is `issue`, as the customer claims it (no judgement
-    family), and (if given) whose remedy uses `tool`."""
+    family, no duplicate charge it never noticed), and (if given) whose remedy uses `tool`."""
     for seed in range(2000):
         scenario, _ = new_episode(EXPERT_TASK_ID, split, seed)
         remedy = casework.remedy_for(scenario, issue)
-        first = scenario.intents[0].issue_id == issue and not scenario.family
+        first = scenario.intents[0].issue_id == issue and not scenario.family and not scenario.unnoticed_duplicate
         if first and len(scenario.intents) == 1 and (not tool or remedy):
             return seed
     raise AssertionError(f"no {issue} ticket")

@@ -398,6 +398,11 @@ class _Builder:
             self._id("PAY"), order_id, self.card, _dollars(charged), paid_on or _iso(placed), "captured", ""
         )
         self.payments.append(payment)
+        if self.scenario.unnoticed_duplicate:
+            # The same charge taken twice, which the customer, writing about its parcel, never noticed
+            # (its id from a generator of its own, so that no other draw of the records moves).
+            with self._drawing_from(random.Random(f"unnoticed duplicate:{self.scenario.record_seed}")):
+                self.payments.append(replace(payment, payment_id=self._id("PAY")))
         if "double_charge" in self.issues:
             # The same charge, captured twice; or (the claim mistaken) held by an authorisation that will drop.
             held = "authorised" if family == "pending_authorisation" else "captured"
