@@ -594,3 +594,69 @@ def test_round_59_a_day_told_by_reference_and_a_hold_told_as_no_charge():
     assert hold.told_in("The second payment is only a pending authorisation, not a charge.")
     assert hold.told_in("That one is a hold on your card: you won't be charged for it.")
     assert not hold.told_in("That one is pending.")
+
+
+def test_a_duplicate_charge_the_customer_never_noticed_is_refunded_and_told():
+    """world-14: on about one expert ticket in eight, the order a ticket about a parcel names was
+    charged twice and the customer never noticed. The records show both payments; the customer knows
+    what verifies it; the desk rules say to put right what is wrong with the order written about; the
+    oracle refunds the duplicate and tells it, and the customer takes the news in once, in its own
+    words. An agent that handles the parcel and never reads the payments fails records and
+    communication, each saying why; an answer that tells only that refund is news, not a void answer."""
+    tickets = [new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(400)]
+    unnoticed = [sc for sc in tickets if sc.unnoticed_duplicate]
+    assert 0.06 < len(unnoticed) / len(tickets) < 0.2
+    money = {"double_charge", "wrong_amount", "refund_request", "refund_status", "payment_failure"}
+    for sc in unnoticed:
+        assert not money & {i.issue_id for i in sc.intents}
+        order = sc.records.order(sc.order_in_question)
+        captured = [p for p in sc.records.payments_for(order.order_id) if p.status == "captured"]
+        assert len(captured) == 2 and captured[0].amount == captured[1].amount == order.total
+        assert "account_email" in sc.facts_by_name and "order_id" in sc.facts_by_name
+        assert casework.unnoticed_refund(sc).value == f"{order.total:.2f}"
+    assert "though they have not noticed it" in " ".join(unnoticed[0].policy_text)
+
+    seed = unnoticed[0].seed
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.score == 1.0 and grade.passed
+    heard = [
+        t
+        for who, t, _ in state.history
+        if who == "customer" and any(n in t for n in content.REACTIONS["noticed_duplicate"])
+    ]
+    assert len(heard) == 1
+
+    # The parcel handled as the oracle does, and the order's payments never read.
+    refund = casework.unnoticed_refund(scenario)
+    skipped = Action("use_tool", tool="issue_refund", arguments=refund.call().arguments)
+    scenario, missed = new_episode(EXPERT_TASK_ID, "validation", seed)
+    for action in state.actions:
+        if action == skipped:
+            continue
+        if action.kind == "respond_with_solution":
+            action = Action(action.kind, text=action.text.split(" I also found")[0], article_id=action.article_id)
+        step(scenario, missed, action)
+    grade = grade_state(scenario, missed)
+    parts = {c.name: c for c in grade.components}
+    assert not grade.passed and not any("noticed" in t for who, t, _ in missed.history if who == "customer")
+    assert parts["records"].score < 1.0 and f"issue_refund({refund.target}" in parts["records"].detail
+    assert f"the duplicate charge on order {refund.target} never refunded" in parts["communication"].detail
+
+    # An answer that tells only that refund, once it is made, is news to the customer, not a void answer.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    told = (
+        f"I also noticed order {refund.target} was charged twice, so I refunded ${refund.value}; it reaches your "
+        "card in 3-5 business days."
+    )
+    result = step(scenario, state, Action("respond_with_solution", text=told, article_id=""))
+    assert not {"respond_irrelevant", "respond_repeat"} & set(dict(result.breakdown))
+    assert any(line in state.history[-1][1] for line in content.REACTIONS["noticed_duplicate"])
+
+
+def test_a_reship_after_a_duplicate_refunded_is_no_reship_of_a_refunded_order():
+    """The order a lost parcel's reship is refused for is one refunded; the refund of a duplicate
+    charge of it leaves it paid for (world-14: a stalled parcel's order charged twice, unnoticed)."""
+    seed = _ticket(lambda sc: sc.unnoticed_duplicate and sc.family == "stalled_in_transit")
+    _, state, grade = play("oracle", "validation", seed)
+    assert grade.passed and {c[0] for c in state.changes} >= {"issue_refund", "reship_order"}
