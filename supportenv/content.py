@@ -2148,8 +2148,8 @@ REACTIONS = {
     # (after taking in what the records show of its claim, while other issues are still open)
     # (expert task: told of the refund of a duplicate charge on its order that it had not noticed)
     "noticed_duplicate": (
-        "Oh, I hadn't even noticed I'd been charged twice for that order. Thank you for catching it!",
-        "Charged twice? I never spotted that, thanks for sorting it out.",
+        "Oh, I hadn't even noticed I'd been charged twice for that order. Good catch!",
+        "Charged twice? I never spotted that, so I'm glad you caught it.",
     ),
     "still_open": (
         "But what about {remaining}?",

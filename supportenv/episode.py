@@ -735,10 +735,13 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if state.task_id == EXPERT_TASK_ID:
         newly += _told_from_the_records(scenario, state, action.text, newly)
+    noticed = _tells_the_unnoticed_refund(scenario, state, action.text)
     if state.task_id == EXPERT_TASK_ID and casework.is_mistaken(scenario, exp.issue_type):
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
-        if reply:
-            return _react(tone, scenario, state) if tone else reply
+        if reply and tone:
+            return _react(tone, scenario, state)
+        if reply:  # (the news of the refund taken in first, doubt or not: audit round 60)
+            return f"{_react('noticed_duplicate', scenario, state)} {reply}" if noticed else reply
     if asking and newly:
         # An issue named only in the question that asks for its facts ("For the refund, could you send
         # the order id and the amount paid?") is what the question is about, not an early answer.
@@ -755,7 +758,6 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in asked_about)
             turn.notes.append(f"that asks for what the {titles} needs: answer once it is in")
             return _react(tone, scenario, state) if tone else ""
-    noticed = _tells_the_unnoticed_refund(scenario, state, action.text)
     if not newly and noticed and not tone:
         # Telling the customer of the refund of a duplicate charge it never noticed: news to it, not an
         # answer that says nothing (the grade's communication weighs it).
@@ -807,7 +809,9 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             turn.add("told_partly")
             turn.notes.append("say " + " and ".join(left_out))
     turn.add("respond_after_classify", len(newly))
-    if judged.wrong_solutions:  # a right answer charged only for its citation (text.verdict)
+    if judged.wrong_solutions and _cites_another_article(scenario, action.article_id):
+        # A right answer is charged only for its citation (text.verdict); one settled by telling the
+        # records may name the fixes it tells (a duplicate refunded, a parcel sent again: audit round 60).
         turn.add("respond_wrong_citation")
         turn.notes.append(f"{action.article_id} is not the article of any issue on this ticket")
     if judged.personalised:
@@ -891,6 +895,19 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if noticed:
         reply = f"{_react('noticed_duplicate', scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
+
+
+def _unnoticed_left(scenario: Scenario, state: EpisodeState) -> str:
+    """What is left of the duplicate charge the customer never noticed ("" if refunded, or none)."""
+    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_duplicate else None
+    if refund is None or refund in casework.check_records(scenario, state.desk).done:
+        return ""
+    return f"the duplicate charge on order {refund.target}, in the order's payments"
+
+
+def _cites_another_article(scenario: Scenario, article_id: str) -> bool:
+    """Whether an answer cites an article of no issue on the ticket."""
+    return bool(article_id) and article_id not in {article for _, article in scenario.intent_keys}
 
 
 def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: str) -> bool:
@@ -1410,6 +1427,13 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.history.append(("system", f"Ticket marked resolved{note}", state.step))
     state.terminated = True
     how = handled(scenario, state, state.task_id)
+    left_unnoticed = how == "proper" and _unnoticed_left(scenario, state)
+    if left_unnoticed:
+        # Closed with the duplicate charge on the order still taken: the case is not handled, but the
+        # customer never knew of it and says goodbye as ever (audit round 60).
+        turn.add("resolve_partial")
+        turn.notes.append(f"the ticket was closed with part of the case not handled ({left_unnoticed})")
+        return _react(customer.in_mood("closed", _mood_after(state, turn)), scenario, state)
     if how == "proper":
         turn.add("resolve_proper")
         pending = [] if state.escalated else list(scenario.expected.escalate_intents)

@@ -660,3 +660,61 @@ def test_a_reship_after_a_duplicate_refunded_is_no_reship_of_a_refunded_order():
     seed = _ticket(lambda sc: sc.unnoticed_duplicate and sc.family == "stalled_in_transit")
     _, state, grade = play("oracle", "validation", seed)
     assert grade.passed and {c[0] for c in state.changes} >= {"issue_refund", "reship_order"}
+
+
+def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_their_account():
+    """Audit round 60: the news of the refunded duplicate is taken in on the step a pushy customer
+    doubts the claim too; telling it (and a reship) in an answer settled from the records is no
+    citation of another issue's article; closing with the duplicate left is no proper close, though
+    the customer, who never knew of it, says goodbye as ever; a parcel the customer says was
+    delivered yesterday was; no order or payment is older than its account."""
+    heard = content.REACTIONS["noticed_duplicate"]
+    for sc in (new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(600)):
+        if not (sc.unnoticed_duplicate and sc.family == "left_in_safe_place" and sc.persona in ("angry", "terse")):
+            continue
+        scenario, state, grade = play("oracle", "validation", sc.seed)
+        answers = [t for who, t, _ in state.history if who == "customer" and any(h in t for h in heard)]
+        assert grade.passed and len(answers) == 1 and "?" in answers[0]  # (taken in, with the doubt)
+        break
+    else:
+        raise AssertionError("no pushy safe-place ticket with an unnoticed duplicate")
+
+    seed = _ticket(lambda sc: sc.unnoticed_duplicate and sc.family == "stalled_in_transit")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    duplicate = casework.unnoticed_refund(scenario)
+    told = (
+        "Your parcel has had no tracking scan for over a week, so it counts as lost: I have sent your order again. "
+        f"I also found it was charged twice, so I have refunded the duplicate ${duplicate.value}; it reaches your "
+        "card in 3-5 business days."
+    )
+    article = scenario.intents[0].article_id  # (the late parcel's, as triaged: the records make it lost)
+    breakdown = dict(step(scenario, state, Action("respond_with_solution", text=told, article_id=article)).breakdown)
+    assert "respond_after_classify" in breakdown and "respond_wrong_citation" not in breakdown
+
+    seed = _ticket(lambda sc: sc.unnoticed_duplicate and not sc.family)
+    refund = casework.unnoticed_refund(new_episode(EXPERT_TASK_ID, "validation", seed)[0])
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.arguments == refund.call().arguments)
+    while not state.done:
+        action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+        if action.kind == "use_tool" and action.arguments == refund.call().arguments:
+            action = Action("mark_resolved", text="Done.")
+        result = step(scenario, state, action)
+    breakdown = dict(result.breakdown)
+    assert "resolve_partial" in breakdown and "resolve_proper" not in breakdown
+    assert not any(h in state.history[-1][1] for h in heard) and "?" not in state.history[-1][1]
+
+    safe = [
+        sc for s in range(600) if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).family == "left_in_safe_place"
+    ]
+    yesterday = [sc for sc in safe if "lost_package/2" in sc.template_ids]
+    assert yesterday and all(
+        days_before_today(casework.delivered_on(sc.records.order(sc.order_in_question))) == 1 for sc in yesterday
+    )
+    assert all(days_before_today(casework.delivered_on(sc.records.order(sc.order_in_question))) <= 4 for sc in safe)
+    for split in ("train", "validation", "test"):
+        for s in range(300):
+            records = new_episode(EXPERT_TASK_ID, split, s)[0].records
+            opened = records.account.created
+            assert all(o.placed >= opened for o in records.orders) and all(p.date >= opened for p in records.payments)

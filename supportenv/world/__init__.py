@@ -853,6 +853,23 @@ def _date_the_charge_lately(
 P_MIXUP = 0.35  # how often an expert ticket about an order gives the id of an earlier order of the same product
 
 
+_MIXUP_TENURE_DAYS = 401  # the least tenure of a mixed-up ticket: its earlier order is up to 400 days old
+_ORDER_TENURE_DAYS = 91  # the least tenure of an expert ticket about an order: placed up to 60 days ago
+
+
+def _least_tenure(task_id: str, facts: dict[str, str], meant_order_id: str) -> int:
+    """The fewest days an expert ticket's account has been open, so that its records fit in them: a
+    customer who mixes two orders of one product up has had it long enough for both, one writing
+    about an order or a charge for that order or charge (no account is opened after its orders)."""
+    from supportenv.world.system_of_record import days_before_today
+
+    if task_id != EXPERT_TASK_ID:
+        return 0
+    charged = days_before_today(facts["charge_date"]) + 1 if facts.get("charge_date") else 0
+    ordered = _MIXUP_TENURE_DAYS if meant_order_id else _ORDER_TENURE_DAYS if "order_id" in facts else 0
+    return max(charged, ordered)
+
+
 def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: random.Random) -> str:
     """The id of the order the customer means, where the id it gives is of another, earlier order
     of the same product on its account (the order_id fact stays what it gives); "" when it gives
@@ -1060,7 +1077,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         impact=impact,
         tier=tier,
         persona=persona,
-        tenure_days=rng.randrange(3, 3650),
+        tenure_days=max(rng.randrange(3, 3650), _least_tenure(task_id, facts, meant_order_id)),
         # What a customer has spent in all is at least what it paid for the order in question.
         total_revenue=round(max(rng.uniform(low, high), 1.5 * float(facts.get("amount", 0))), 2),
         initial_sentiment=sentiment,

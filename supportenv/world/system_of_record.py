@@ -277,6 +277,9 @@ def _less_discount(cents: int, percent: int) -> int:
     return (cents * (100 - percent) + 50) // 100
 
 
+_SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
+
+
 class _Builder:
     """Draws the records of one scenario: the parts its hidden facts fix, then the rest."""
 
@@ -381,6 +384,12 @@ class _Builder:
             placed = _day(self.window_rng.randrange(24, 34))  # sent back, and at the warehouse for 10 days and more
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
+        if family == "left_in_safe_place" and not paid_on:
+            # Delivered lately, as a customer chasing its parcel says: "yesterday", where its words
+            # say so (audit round 60), else in the last few days (from a generator of its own).
+            rng = random.Random(f"safe place:{self.scenario.record_seed}")
+            self.delivered_on = _day(1 if _SAYS_YESTERDAY in self.scenario.template_ids else rng.randrange(1, 5))
+            placed = self.delivered_on - timedelta(days=rng.randrange(3, 6))
         if family == "item_of_several":
             order = self._order_of_several(order_id, product, charged, placed)
             charged = round(order.total * 100)
