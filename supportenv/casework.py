@@ -175,16 +175,16 @@ def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
         found[1:1] = _other_duplicates(scenario, records)  # (after the first issue's own, before the others')
     if _money_back_for_the_parcel(scenario):  # (the refund settles it, made or escalated: no reship too)
         found = [r for r in found if r.tool != "reship_order"]
-    return (*found, *_unnoticed_duplicate(scenario, records))
+    return (*found, *_unnoticed_charge(scenario, records))
 
 
-# The remedy of no issue the customer raised: the duplicate charge on its parcel's order that it never
-# noticed (Scenario.unnoticed_duplicate), refunded by a desk that reads the order's payments.
-UNNOTICED = "unnoticed_duplicate"
+# The remedy of no issue the customer raised: the money taken wrongly for its parcel's order that it
+# never noticed (Scenario.unnoticed_charge), refunded by a desk that reads the order's payments.
+UNNOTICED = "unnoticed_charge"
 
 
-def _unnoticed_duplicate(scenario: Scenario, records: SystemOfRecord) -> tuple[Remedy, ...]:
-    order = records.order(scenario.order_in_question) if scenario.unnoticed_duplicate else None
+def _unnoticed_charge(scenario: Scenario, records: SystemOfRecord) -> tuple[Remedy, ...]:
+    order = records.order(scenario.order_in_question) if scenario.unnoticed_charge else None
     if order is None:
         return ()
     captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
@@ -192,9 +192,15 @@ def _unnoticed_duplicate(scenario: Scenario, records: SystemOfRecord) -> tuple[R
     return (Remedy(UNNOTICED, "issue_refund", order.order_id, _money(left)),) if left > MONEY_TOLERANCE else ()
 
 
+def unnoticed_words(scenario: Scenario) -> str:
+    """The money taken wrongly that the customer never noticed, in words ("the duplicate charge")."""
+    return {"duplicate": "the duplicate charge", "overcharge": "the overcharge"}.get(scenario.unnoticed_charge, "")
+
+
 def unnoticed_refund(scenario: Scenario) -> Remedy | None:
-    """The refund of the duplicate charge the customer never noticed, where its order has one."""
-    return remedy_for(scenario, UNNOTICED) if scenario.unnoticed_duplicate else None
+    """The refund of the money taken wrongly for the order that the customer never noticed (a duplicate
+    charge, an overcharge), where its order has one."""
+    return remedy_for(scenario, UNNOTICED) if scenario.unnoticed_charge else None
 
 
 def _other_duplicates(scenario: Scenario, records: SystemOfRecord) -> list[Remedy]:
@@ -379,6 +385,9 @@ def _date_pattern(iso: str) -> re.Pattern[str]:
         rf"{re.escape(iso)}|(?<!\d){days}(?:\s+of)?\s+{months}\b|\b{months}\s+{days}(?!\d)"
         rf"|(?<!\d)0?{day}/0?{month}(?:/{year})?(?!\d)"
     )
+    # (the world's today and the day before, by name: "captured successfully today"; audit round 61)
+    relative = {0: "today", 1: "yesterday"}.get(days_before_today(iso))
+    pattern += rf"|\b{relative}\b" if relative else ""
     return re.compile(pattern, re.IGNORECASE)
 
 
@@ -461,8 +470,11 @@ _WINDOW_RE = re.compile(
 )
 # A payment said to have gone through ("your last attempt went through", "the payment was successful").
 _WENT_THROUGH = (
-    r"\b(?:went through|did go through|(?:has|have) gone through|was successful|succeeded|was accepted"
-    r"|(?:is|was|has been) (?:fully )?paid|was captured|was taken|(?:was|were) charged)\b"
+    r"\b(?:went through|did go through|(?:has|have) gone through|succeeded"
+    r"|(?:is|was|has been) (?:fully )?paid|captured successfully|successfully captured"
+    # (a word between: "was then captured", "was finally accepted"; audit round 61)
+    r"|(?:was|were|has been) (?:then |also |later |finally |successfully |eventually )?"
+    r"(?:successful|accepted|captured|taken|charged))\b"
 )
 _WENT_THROUGH_RE = re.compile(_WENT_THROUGH, re.IGNORECASE)
 # What a sentence telling a finding's date is about (Finding.about).

@@ -2146,10 +2146,14 @@ REACTIONS = {
         "That's all clear, thanks. Nothing else for now.",
     ),
     # (after taking in what the records show of its claim, while other issues are still open)
-    # (expert task: told of the refund of a duplicate charge on its order that it had not noticed)
+    # (expert task: told of the refund of money taken wrongly for its order, which it had not noticed)
     "noticed_duplicate": (
         "Oh, I hadn't even noticed I'd been charged twice for that order. Good catch!",
         "Charged twice? I never spotted that, so I'm glad you caught it.",
+    ),
+    "noticed_overcharge": (
+        "Oh, I hadn't noticed I'd paid more than the checkout price. Good catch!",
+        "Overcharged? I never spotted that, so I'm glad you caught it.",
     ),
     "still_open": (
         "But what about {remaining}?",

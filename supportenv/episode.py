@@ -741,7 +741,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if reply and tone:
             return _react(tone, scenario, state)
         if reply:  # (the news of the refund taken in first, doubt or not: audit round 60)
-            return f"{_react('noticed_duplicate', scenario, state)} {reply}" if noticed else reply
+            return f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}" if noticed else reply
     if asking and newly:
         # An issue named only in the question that asks for its facts ("For the refund, could you send
         # the order id and the amount paid?") is what the question is about, not an early answer.
@@ -763,7 +763,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         # answer that says nothing (the grade's communication weighs it).
         turn.notes.append("the refund of the duplicate charge told")
         left = unsolved(scenario, state)
-        reaction = _react("noticed_duplicate", scenario, state)
+        reaction = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
         if not left:
             return reaction
         return f"{reaction} {_react('still_open', scenario, state, remaining=customer.issue_words(left))}"
@@ -893,16 +893,19 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     yes = customer.YES_TO_OFFER if _makes_an_offer(action.text) else _yes_to(_last_question(action.text))
     reply = f"{yes} {reply}" if yes else reply
     if noticed:
-        reply = f"{_react('noticed_duplicate', scenario, state)} {reply}"
+        reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
 
 
 def _unnoticed_left(scenario: Scenario, state: EpisodeState) -> str:
-    """What is left of the duplicate charge the customer never noticed ("" if refunded, or none)."""
-    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_duplicate else None
+    """What is left of the money taken wrongly that the customer never noticed ("" if refunded, or none)."""
+    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_charge else None
     if refund is None or refund in casework.check_records(scenario, state.desk).done:
         return ""
-    return f"the duplicate charge on order {refund.target}, in the order's payments"
+    return f"{casework.unnoticed_words(scenario)} on order {refund.target}, in the order's payments"
+
+
+_NOTICED = "noticed_"  # (+ the kind of charge: the customer's reply on hearing of its refund)
 
 
 def _cites_another_article(scenario: Scenario, article_id: str) -> bool:
@@ -911,14 +914,14 @@ def _cites_another_article(scenario: Scenario, article_id: str) -> bool:
 
 
 def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: str) -> bool:
-    """Whether an answer first tells the customer of the refund, made, of the duplicate charge on its
-    order it never noticed (its amount): the customer takes that news in once."""
-    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_duplicate else None
+    """Whether an answer first tells the customer of the refund, made, of the money taken wrongly for its
+    order that it never noticed (its amount): the customer takes that news in once."""
+    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_charge else None
     if refund is None or not casework.says_amount(text, float(refund.value)):
         return False
     if refund not in casework.check_records(scenario, state.desk).done:
         return False
-    heard = content.REACTIONS["noticed_duplicate"]
+    heard = content.REACTIONS[_NOTICED + scenario.unnoticed_charge]
     return not any(line in said for said in _said(state) for line in heard)
 
 

@@ -57,17 +57,19 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
 
 
 def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
-    """The refund, made, of the duplicate charge the customer never noticed, told once."""
+    """The refund, made, of the money taken wrongly that the customer never noticed, told once."""
     refund = casework.unnoticed_refund(scenario)
     if refund is None or refund not in casework.check_records(scenario, state.desk).done:
         return ""
     amount = f"${float(refund.value):,.2f}"
     if any(casework.says_amount(text, float(refund.value)) for who, text, _ in state.history if who == "agent"):
         return ""
-    return (
-        f" I also found that order {refund.target} was charged twice, so I have refunded the duplicate {amount} to "
-        f"your card; it reaches it in {DESK_REFUND_DAYS}."
+    found = (
+        f"order {refund.target} was charged twice, so I have refunded the duplicate {amount}"
+        if scenario.unnoticed_charge == "duplicate"
+        else f"you were charged {amount} more than order {refund.target}'s listed total, so I have refunded it"
     )
+    return f" I also found that {found} to your card; it reaches it in {DESK_REFUND_DAYS}."
 
 
 def _told_of(scenario: Scenario, issue: str) -> str:

@@ -634,7 +634,7 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
         else:
             items.append((name, ""))
     unnoticed = casework.unnoticed_refund(scenario)
-    if unnoticed is not None:  # (the duplicate charge the customer never noticed: refunded, and told so)
+    if unnoticed is not None:  # (the money taken wrongly that the customer never noticed: refunded, and told so)
         items.append((casework.UNNOTICED, _unnoticed_told(scenario, state, unnoticed, said)))
     return items
 
@@ -642,8 +642,8 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
 def _unnoticed_told(
     scenario: Scenario, state: EpisodeState, refund: casework.Remedy, said: list[tuple[int, str]]
 ) -> str:
-    """Why the customer was not told of the refund of the duplicate charge it never noticed ("" if it was)."""
-    what = f"the duplicate charge on order {refund.target}"
+    """Why the customer was not told of the refund of the money taken wrongly that it never noticed ("" if it was)."""
+    what = f"{casework.unnoticed_words(scenario)} on order {refund.target}"
     made = _step_made(scenario, state, refund)
     if made is None:
         return f"{what} never refunded"

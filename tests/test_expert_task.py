@@ -82,7 +82,7 @@ def _seed_with(issue: str, tool: str = "", split: str = "validation"):
     for seed in range(2000):
         scenario, _ = new_episode(EXPERT_TASK_ID, split, seed)
         remedy = casework.remedy_for(scenario, issue)
-        first = scenario.intents[0].issue_id == issue and not scenario.family and not scenario.unnoticed_duplicate
+        first = scenario.intents[0].issue_id == issue and not scenario.family and not scenario.unnoticed_charge
         if first and len(scenario.intents) == 1 and (not tool or remedy):
             return seed
     raise AssertionError(f"no {issue} ticket")
@@ -598,32 +598,37 @@ def test_round_59_a_day_told_by_reference_and_a_hold_told_as_no_charge():
 
 def test_a_duplicate_charge_the_customer_never_noticed_is_refunded_and_told():
     """world-14: on about one expert ticket in eight, the order a ticket about a parcel names was
-    charged twice and the customer never noticed. The records show both payments; the customer knows
-    what verifies it; the desk rules say to put right what is wrong with the order written about; the
-    oracle refunds the duplicate and tells it, and the customer takes the news in once, in its own
-    words. An agent that handles the parcel and never reads the payments fails records and
-    communication, each saying why; an answer that tells only that refund is news, not a void answer."""
-    tickets = [new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(400)]
-    unnoticed = [sc for sc in tickets if sc.unnoticed_duplicate]
-    assert 0.06 < len(unnoticed) / len(tickets) < 0.2
+    charged wrongly (twice, or above its listed total) and the customer never noticed. The records
+    show it; the customer knows what verifies it; the desk rules say to put right what is wrong with
+    the order written about; the oracle refunds the money taken beyond the total and tells it, and the
+    customer takes the news in once, in its own words. An agent that handles the parcel and never
+    reads the payments fails records and communication, each saying why; an answer that tells only
+    that refund is news, not a void answer."""
+    tickets = [new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(600)]
+    unnoticed = [sc for sc in tickets if sc.unnoticed_charge]
+    assert 0.08 < len(unnoticed) / len(tickets) < 0.2
+    assert {sc.unnoticed_charge for sc in unnoticed} == {"duplicate", "overcharge"}
     money = {"double_charge", "wrong_amount", "refund_request", "refund_status", "payment_failure"}
     for sc in unnoticed:
         assert not money & {i.issue_id for i in sc.intents}
         order = sc.records.order(sc.order_in_question)
-        captured = [p for p in sc.records.payments_for(order.order_id) if p.status == "captured"]
-        assert len(captured) == 2 and captured[0].amount == captured[1].amount == order.total
+        captured = [p.amount for p in sc.records.payments_for(order.order_id) if p.status == "captured"]
+        if sc.unnoticed_charge == "duplicate":
+            assert captured == [order.total, order.total]
+        else:
+            assert len(captured) == 1 and 0.04 * order.total < captured[0] - order.total < 0.2 * order.total
         assert "account_email" in sc.facts_by_name and "order_id" in sc.facts_by_name
-        assert casework.unnoticed_refund(sc).value == f"{order.total:.2f}"
+        assert casework.unnoticed_refund(sc).value == f"{sum(captured) - order.total:.2f}"
     assert "though they have not noticed it" in " ".join(unnoticed[0].policy_text)
+    for kind in ("duplicate", "overcharge"):
+        _the_unnoticed_charge_refunded_told_or_left(next(sc.seed for sc in unnoticed if sc.unnoticed_charge == kind))
 
-    seed = unnoticed[0].seed
+
+def _the_unnoticed_charge_refunded_told_or_left(seed: int) -> None:
     scenario, state, grade = play("oracle", "validation", seed)
     assert grade.score == 1.0 and grade.passed
-    heard = [
-        t
-        for who, t, _ in state.history
-        if who == "customer" and any(n in t for n in content.REACTIONS["noticed_duplicate"])
-    ]
+    news = content.REACTIONS[f"noticed_{scenario.unnoticed_charge}"]
+    heard = [t for who, t, _ in state.history if who == "customer" and any(n in t for n in news)]
     assert len(heard) == 1
 
     # The parcel handled as the oracle does, and the order's payments never read.
@@ -640,38 +645,40 @@ def test_a_duplicate_charge_the_customer_never_noticed_is_refunded_and_told():
     parts = {c.name: c for c in grade.components}
     assert not grade.passed and not any("noticed" in t for who, t, _ in missed.history if who == "customer")
     assert parts["records"].score < 1.0 and f"issue_refund({refund.target}" in parts["records"].detail
-    assert f"the duplicate charge on order {refund.target} never refunded" in parts["communication"].detail
+    assert (
+        f"{casework.unnoticed_words(scenario)} on order {refund.target} never refunded" in parts["communication"].detail
+    )
 
     # An answer that tells only that refund, once it is made, is news to the customer, not a void answer.
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
     told = (
-        f"I also noticed order {refund.target} was charged twice, so I refunded ${refund.value}; it reaches your "
+        f"I also noticed order {refund.target} was charged wrongly, so I refunded ${refund.value}; it reaches your "
         "card in 3-5 business days."
     )
     result = step(scenario, state, Action("respond_with_solution", text=told, article_id=""))
     assert not {"respond_irrelevant", "respond_repeat"} & set(dict(result.breakdown))
-    assert any(line in state.history[-1][1] for line in content.REACTIONS["noticed_duplicate"])
+    assert any(line in state.history[-1][1] for line in news)
 
 
 def test_a_reship_after_a_duplicate_refunded_is_no_reship_of_a_refunded_order():
     """The order a lost parcel's reship is refused for is one refunded; the refund of a duplicate
     charge of it leaves it paid for (world-14: a stalled parcel's order charged twice, unnoticed)."""
-    seed = _ticket(lambda sc: sc.unnoticed_duplicate and sc.family == "stalled_in_transit")
+    seed = _ticket(lambda sc: sc.unnoticed_charge == "duplicate" and sc.family == "stalled_in_transit")
     _, state, grade = play("oracle", "validation", seed)
     assert grade.passed and {c[0] for c in state.changes} >= {"issue_refund", "reship_order"}
 
 
-def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_their_account():
+def test_round_60_the_unnoticed_charge_on_every_path_and_records_that_fit_their_account():
     """Audit round 60: the news of the refunded duplicate is taken in on the step a pushy customer
     doubts the claim too; telling it (and a reship) in an answer settled from the records is no
     citation of another issue's article; closing with the duplicate left is no proper close, though
     the customer, who never knew of it, says goodbye as ever; a parcel the customer says was
     delivered yesterday was; no order or payment is older than its account."""
-    heard = content.REACTIONS["noticed_duplicate"]
     for sc in (new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(600)):
-        if not (sc.unnoticed_duplicate and sc.family == "left_in_safe_place" and sc.persona in ("angry", "terse")):
+        if not (sc.unnoticed_charge and sc.family == "left_in_safe_place" and sc.persona in ("angry", "terse")):
             continue
+        heard = content.REACTIONS[f"noticed_{sc.unnoticed_charge}"]
         scenario, state, grade = play("oracle", "validation", sc.seed)
         answers = [t for who, t, _ in state.history if who == "customer" and any(h in t for h in heard)]
         assert grade.passed and len(answers) == 1 and "?" in answers[0]  # (taken in, with the doubt)
@@ -679,7 +686,7 @@ def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_the
     else:
         raise AssertionError("no pushy safe-place ticket with an unnoticed duplicate")
 
-    seed = _ticket(lambda sc: sc.unnoticed_duplicate and sc.family == "stalled_in_transit")
+    seed = _ticket(lambda sc: sc.unnoticed_charge == "duplicate" and sc.family == "stalled_in_transit")
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
     duplicate = casework.unnoticed_refund(scenario)
@@ -692,7 +699,7 @@ def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_the
     breakdown = dict(step(scenario, state, Action("respond_with_solution", text=told, article_id=article)).breakdown)
     assert "respond_after_classify" in breakdown and "respond_wrong_citation" not in breakdown
 
-    seed = _ticket(lambda sc: sc.unnoticed_duplicate and not sc.family)
+    seed = _ticket(lambda sc: sc.unnoticed_charge and not sc.family)
     refund = casework.unnoticed_refund(new_episode(EXPERT_TASK_ID, "validation", seed)[0])
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.arguments == refund.call().arguments)
@@ -703,7 +710,7 @@ def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_the
         result = step(scenario, state, action)
     breakdown = dict(result.breakdown)
     assert "resolve_partial" in breakdown and "resolve_proper" not in breakdown
-    assert not any(h in state.history[-1][1] for h in heard) and "?" not in state.history[-1][1]
+    assert "noticed" not in state.history[-1][1] and "?" not in state.history[-1][1]
 
     safe = [
         sc for s in range(600) if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).family == "left_in_safe_place"
@@ -718,3 +725,13 @@ def test_round_60_the_unnoticed_duplicate_on_every_path_and_records_that_fit_the
             records = new_episode(EXPERT_TASK_ID, split, s)[0].records
             opened = records.account.created
             assert all(o.placed >= opened for o in records.orders) and all(p.date >= opened for p in records.payments)
+
+
+def test_round_61_a_payment_told_as_then_captured_today_is_told_went_through():
+    """Audit round 61: "a third attempt ... was then captured successfully today" tells the payment went
+    through on the world's today (a word between "was" and "captured"; today and yesterday by name)."""
+    today = casework.Finding("payment_failure", "w", "paid", "2026-12-01")
+    assert today.told_in("A third attempt of $193.59 on the same card was then captured successfully today.")
+    assert today.told_in("Your last attempt was finally accepted today, so the order is paid.")
+    assert not today.told_in("It was declined today, so no payment was taken.")
+    assert casework.says_date("It arrived yesterday.", "2026-11-30") and not casework.says_date("today", "2026-11-30")

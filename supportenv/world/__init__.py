@@ -62,7 +62,7 @@ SPLITS = ("train", "validation", "test")
 # The generator's version: a token of another version is refused, since its actions would replay
 # on different tickets or records. world-13: more judgement families, drawn on nine expert tickets in
 # ten whose first issue has one; orders list their discount and shipping fee. world-14: a parcel's
-# order charged twice, unnoticed by the customer (P_UNNOTICED_DUPLICATE).
+# order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE).
 WORLD_VERSION = "world-14"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 and
 # world-14 do not (their tickets are world-11's but for the judgement families and the records).
@@ -205,9 +205,10 @@ class Scenario:
     # The expert ticket's order the customer means, where the order id it gives (its order_id fact)
     # is another, earlier order of the same product on its account; "" when the id it gives is right.
     meant_order_id: str = ""
-    # The expert ticket's order in question was charged twice and the customer has not noticed:
-    # the desk finds the duplicate on the order's payments and refunds it, unasked (P_UNNOTICED_DUPLICATE).
-    unnoticed_duplicate: bool = False
+    # How the expert ticket's order in question was charged wrongly without the customer noticing
+    # (UNNOTICED_CHARGES: twice, or more than its listed total), or "": the desk finds it on the order's
+    # payments and refunds the money taken beyond the total, unasked (P_UNNOTICED_CHARGE).
+    unnoticed_charge: str = ""
 
     @property
     def order_in_question(self) -> str:
@@ -317,7 +318,7 @@ class Scenario:
             "policy_variant": self.policy.name,
             **({"family": self.family} if self.family else {}),
             **({"meant_order_id": self.meant_order_id} if self.meant_order_id else {}),
-            **({"unnoticed_duplicate": True} if self.unnoticed_duplicate else {}),
+            **({"unnoticed_charge": self.unnoticed_charge} if self.unnoticed_charge else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -886,32 +887,36 @@ def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: rand
     return meant
 
 
-P_UNNOTICED_DUPLICATE = 0.3  # how often an expert ticket about a parcel's order finds it charged twice, unnoticed
-# The issues about an order's parcel, whose order may hold a duplicate charge the customer never saw;
-# never beside an issue about money, whose own payments are the case (a double charge, a refund, ...).
+# How often an expert ticket about a parcel's order finds the order charged wrongly, unnoticed by the customer.
+P_UNNOTICED_CHARGE = 0.4
+# How: a second captured payment of the order, or one payment above its listed total (a price the
+# checkout showed lower than the card was charged).
+UNNOTICED_CHARGES = ("duplicate", "overcharge")
+# The issues about an order's parcel, whose order may hold a charge the customer never saw; never
+# beside an issue about money, whose own payments are the case (a double charge, a refund, ...).
 _PARCEL_ISSUES = ("delayed_delivery", "lost_package", "address_change")
 _MONEY_ISSUES = ("double_charge", "wrong_amount", "refund_request", "refund_status", "payment_failure")
 
 
-def _draw_unnoticed_duplicate(
+def _draw_unnoticed_charge(
     intents: tuple[IssueType, ...],
     facts: dict[str, str],
     tier: str,
     policy: PolicyVariant,
     rng: random.Random,
-) -> bool:
-    """Whether the order a ticket about a parcel names was charged twice without the customer
-    noticing; if so, the customer knows what verifies it (its account email), as the desk's refund
-    of the duplicate needs it. Drawn from a generator of its own, after every other draw."""
+) -> str:
+    """How the order a ticket about a parcel names was charged wrongly without the customer noticing
+    ("" if it was not); if it was, the customer knows what verifies it (its account email), as the
+    desk's refund needs it. Drawn from a generator of its own, after every other draw."""
     issues = {i.issue_id for i in intents}
     if not issues & set(_PARCEL_ISSUES) or issues & set(_MONEY_ISSUES) or "order_id" not in facts:
-        return False
-    if rng.random() >= P_UNNOTICED_DUPLICATE:
-        return False
+        return ""
+    if rng.random() >= P_UNNOTICED_CHARGE:
+        return ""
     for name in (IDENTITY_FACT, identity_proof(facts)):
         if name not in facts:
             facts[name] = _fact_value(name, intents[0], tier, policy, rng)
-    return True
+    return rng.choice(UNNOTICED_CHARGES)
 
 
 def _date_the_order_meant_lately(
@@ -1024,7 +1029,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
-    family, meant_order_id, unnoticed = "", "", False
+    family, meant_order_id, unnoticed = "", "", ""
     if task_id == EXPERT_TASK_ID:
         # (drawn from a generator of its own, so that it changes no other draw)
         family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
@@ -1036,8 +1041,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         meant_order_id = _draw_mixup(intents, facts, mixup_rng)
         if meant_order_id:
             _date_the_order_meant_lately(intents, family, facts, mixup_rng)
-        unnoticed_rng = rng_for(task_id, split, seed, "unnoticed duplicate", world_key=world_key)
-        unnoticed = _draw_unnoticed_duplicate(intents, facts, tier, policy, unnoticed_rng)
+        unnoticed_rng = rng_for(task_id, split, seed, "unnoticed charge", world_key=world_key)
+        unnoticed = _draw_unnoticed_charge(intents, facts, tier, policy, unnoticed_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
@@ -1094,5 +1099,5 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
         family=family,
         meant_order_id=meant_order_id,
-        unnoticed_duplicate=unnoticed,
+        unnoticed_charge=unnoticed,
     )

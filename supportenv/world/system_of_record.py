@@ -364,6 +364,11 @@ class _Builder:
         if "wrong_amount" in self.issues:
             # Charged more than the listed price: the difference is what the customer asks back.
             listed = charged - max(100, round(charged * self.rng.choice((0.1, 0.15, 0.2, 0.25))))
+        elif self.scenario.unnoticed_charge == "overcharge":
+            # Charged more than the checkout listed, and the customer, writing about its parcel, never
+            # noticed (the difference drawn from a generator of its own).
+            rng = random.Random(f"unnoticed overcharge:{self.scenario.record_seed}")
+            listed = charged - max(100, round(charged * rng.choice((0.05, 0.08, 0.1, 0.12, 0.15))))
         ids = [i.issue_id for i in self.scenario.intents]
         status = next((_ORDER_STATUS_OF_ISSUE[i] for i in ids if i in _ORDER_STATUS_OF_ISSUE), "delivered")
         family = self.scenario.family
@@ -407,7 +412,7 @@ class _Builder:
             self._id("PAY"), order_id, self.card, _dollars(charged), paid_on or _iso(placed), "captured", ""
         )
         self.payments.append(payment)
-        if self.scenario.unnoticed_duplicate:
+        if self.scenario.unnoticed_charge == "duplicate":
             # The same charge taken twice, which the customer, writing about its parcel, never noticed
             # (its id from a generator of its own, so that no other draw of the records moves).
             with self._drawing_from(random.Random(f"unnoticed duplicate:{self.scenario.record_seed}")):
