@@ -612,7 +612,10 @@ _DONE_VERBS = {
     # (what is sent again is the order, the parcel or the thing bought: not "the reset link again")
     "reship_order": (
         r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?"
-        rf"(?:a replacement|it again|(?:your|the) (?:[\w-]+ ){{0,2}}{_SENT_THINGS} again)"
+        rf"(?:a replacement|(?:(?:it|them|(?:your|the) (?:[\w-]+ ){{0,2}}{_SENT_THINGS}) )?(?:to you |out )?again)"
+        # ("I have arranged for the hiking backpack to be sent to you again": audit round 62)
+        rf"|\barranged (?:for )?(?:a replacement|a reship(?:ment)?\b|(?:your|the) (?:[\w-]+ ){{0,3}}{_SENT_THINGS} "
+        r"to be (?:sent|shipped|dispatched)(?: to you| out)? again)"
     ),
     "update_address": r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b|\bredirected\b",
     "cancel_subscription": r"\bcancell?ed (?:the|your) (?:subscription|plan|membership)\b",
@@ -624,8 +627,8 @@ _IS_DONE = r"(?:is now|has now been|has been|have been|was|were|is (?:now )?bein
 _NOW_DONE = {
     # (a refund only as now under way: "was refunded on 28 November" tells what the records held before)
     "issue_refund": r"\brefund is now (?:issued|processed|on its way)\b|\bis (?:now )?being refunded\b",
-    "reship_order": rf"\b{_IS_DONE} reshipped\b|\b{_SENT_THINGS} {_IS_DONE} (?:sent again|shipped again|re-?sent)\b"
-    rf"|\breplacement {_IS_DONE} (?:sent|shipped|dispatched)\b",
+    "reship_order": rf"\b{_IS_DONE} reshipped\b|\breplacement {_IS_DONE} (?:sent|shipped|dispatched)\b"
+    rf"|\b{_SENT_THINGS} {_IS_DONE} (?:(?:sent|shipped)(?: to you| out)? again|re-?sent)\b",
     "update_address": rf"\baddress is now (?:updated|changed)\b|\b{_IS_DONE} redirected\b"
     rf"|\baddress {_IS_DONE} (?:updated|changed)\b",
     "cancel_subscription": rf"\b(?:subscription|plan|membership) (?:is now|{_IS_DONE}) cancell?ed\b",

@@ -761,7 +761,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not newly and noticed and not tone:
         # Telling the customer of the refund of a duplicate charge it never noticed: news to it, not an
         # answer that says nothing (the grade's communication weighs it).
-        turn.notes.append("the refund of the duplicate charge told")
+        turn.notes.append(f"the refund of {casework.unnoticed_words(scenario)} told")
         left = unsolved(scenario, state)
         reaction = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
         if not left:

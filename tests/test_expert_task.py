@@ -735,3 +735,30 @@ def test_round_61_a_payment_told_as_then_captured_today_is_told_went_through():
     assert today.told_in("Your last attempt was finally accepted today, so the order is paid.")
     assert not today.told_in("It was declined today, so no payment was taken.")
     assert casework.says_date("It arrived yesterday.", "2026-11-30") and not casework.says_date("today", "2026-11-30")
+
+
+def test_round_62_a_reship_told_as_arranged_and_a_typo_that_is_one():
+    """Audit round 62: "I have arranged for the hiking backpack to be sent to you again" tells the
+    reship (the reset link sent again still does not); an address the customer calls a typo differs from
+    the one it meant by a slip (the house number's digits), and "the wrong street" by the street alone."""
+    assert casework.claimed_changes("I have arranged for the hiking backpack to be sent to you again.") == (
+        "reship_order",
+    )
+    assert casework.claimed_changes("Your backpack is being sent to you again.") == ("reship_order",)
+    assert "reship_order" not in casework.claimed_changes("I have sent the password reset link again.")
+    assert not casework.claimed_changes("I have not arranged for a replacement yet.")
+    slips = {"address_change/2": 0, "address_change/5": 0}
+    for s in range(3000):
+        scenario = new_episode(EXPERT_TASK_ID, "validation", s)[0]
+        slip = next((t for t in scenario.template_ids if t in slips), "")
+        meant = scenario.facts_by_name.get("new_address")
+        if not (slip and meant):
+            continue
+        slips[slip] += 1
+        number, rest = meant.split(" ", 1)
+        given_number, given_rest = scenario.records.account.address.split(" ", 1)
+        if slip == "address_change/2":  # (the wrong street: the number and the town as meant)
+            assert given_number == number and given_rest != rest and given_rest.split(", ")[-1] == rest.split(", ")[-1]
+        else:  # (a typo: the street and town as meant, the number slipped)
+            assert given_rest == rest and given_number != number
+    assert min(slips.values()) >= 3

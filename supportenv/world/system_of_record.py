@@ -83,8 +83,9 @@ SAFE_PLACES = ("the porch", "the side gate", "a neighbour at number 12", "the pa
 # Shipping fees an order may list (in cents): the "overcharge" of a judgement family is one of them.
 SHIPPING_FEES = (499, 599, 695, 799, 999)
 DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at checkout)
-# Words of an address change that is a typo on the order, not a move ("I put the wrong street").
-_TYPO_TEMPLATES = ("address_change/2", "address_change/5")
+# Words of an address change that is a slip on the order, not a move: "I put the wrong street on my
+# order", "Typo in my shipping address".
+_WRONG_STREET, _TYPO_IN_ADDRESS = "address_change/2", "address_change/5"
 _ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
 # What else an account whose customer says several orders were charged twice holds (the_other_charges).
 _LOOKALIKES = ("held", "refunded", "twin", "plain")
@@ -303,9 +304,19 @@ class _Builder:
 
     def _address(self) -> str:
         street, town = self.rng.choice(_STREETS), self.rng.choice(_TOWNS)
-        if any(t in self.scenario.template_ids for t in _TYPO_TEMPLATES) and self.facts.get("new_address"):
-            town = self.facts["new_address"].rsplit(", ", 1)[-1]  # (a typo in the street: the town stays)
-        return f"{self.rng.randrange(1, 200)} {street}, {town}"
+        number = self.rng.randrange(1, 200)
+        meant = self.facts.get("new_address", "")
+        if _WRONG_STREET in self.scenario.template_ids and meant:
+            # The wrong street, at the right number in the right town ("I put the wrong street on my order").
+            right_number, right_street = meant.rsplit(", ", 1)[0].split(" ", 1)
+            wrong = street if street != right_street else next(s for s in _STREETS if s != right_street)
+            return f"{right_number} {wrong}, {meant.rsplit(', ', 1)[-1]}"
+        if _TYPO_IN_ADDRESS in self.scenario.template_ids and meant:
+            # A slip of the fingers in the house number: its digits swapped, or one off (audit round 62).
+            right_number, rest = meant.split(" ", 1)
+            swapped = right_number[::-1].lstrip("0")
+            return f"{swapped if swapped and swapped != right_number else int(right_number) + 1} {rest}"
+        return f"{number} {street}, {town}"
 
     # --- the account -----------------------------------------------------------------------
     def account(self) -> Account:
