@@ -187,9 +187,15 @@ def _unnoticed_charge(scenario: Scenario, records: SystemOfRecord) -> tuple[Reme
     order = records.order(scenario.order_in_question) if scenario.unnoticed_charge else None
     if order is None:
         return ()
-    captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
-    left = round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+    left = _beyond_total(records, order)
     return (Remedy(UNNOTICED, "issue_refund", order.order_id, _money(left)),) if left > MONEY_TOLERANCE else ()
+
+
+def _beyond_total(records: SystemOfRecord, order: Order) -> float:
+    """The money captured for an order beyond its listed total and not refunded yet (a duplicate
+    charge, an overcharge)."""
+    captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
+    return round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
 
 
 def unnoticed_words(scenario: Scenario) -> str:
@@ -211,8 +217,7 @@ def _other_duplicates(scenario: Scenario, records: SystemOfRecord) -> list[Remed
     for order in records.orders:
         if order.order_id == scenario.order_in_question:
             continue
-        captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
-        left = round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+        left = _beyond_total(records, order)
         if left > MONEY_TOLERANCE:
             found.append(Remedy("double_charge", "issue_refund", order.order_id, _money(left)))
     return found
@@ -385,9 +390,6 @@ def _date_pattern(iso: str) -> re.Pattern[str]:
         rf"{re.escape(iso)}|(?<!\d){days}(?:\s+of)?\s+{months}\b|\b{months}\s+{days}(?!\d)"
         rf"|(?<!\d)0?{day}/0?{month}(?:/{year})?(?!\d)"
     )
-    # (the world's today and the day before, by name: "captured successfully today"; audit round 61)
-    relative = {0: "today", 1: "yesterday"}.get(days_before_today(iso))
-    pattern += rf"|\b{relative}\b" if relative else ""
     return re.compile(pattern, re.IGNORECASE)
 
 
@@ -410,7 +412,7 @@ def says_date_about(text: str, iso: str, about: str) -> bool:
     return False
 
 
-_SAME_DAY_RE = re.compile(r"\b(?:that|the) (?:same )?(?:day|date)\b|\blater that day\b|\bthat same day\b", re.I)
+_SAME_DAY_RE = re.compile(r"\b(?:the|that) same (?:day|date)\b|\bthat day\b", re.I)
 
 
 # The end of a sentence: ".", "!" or "?" and a space before a capital, but not after an abbreviation
@@ -447,12 +449,17 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
     if kind == "window":
         return says_date(text, value) and bool(_WINDOW_RE.search(text))
     if kind == "authorisation":
-        return bool(_AUTHORISATION_RE.search(text) and _DROPS_RE.search(text))
+        # (in one sentence, and not denied: "a real charge, not a hold, so you won't be charged twice" tells
+        # no hold; code review of world-14)
+        return any(
+            _AUTHORISATION_RE.search(sentence) and _DROPS_RE.search(sentence) and not _NOT_A_HOLD_RE.search(sentence)
+            for sentence in _SENTENCE_END_RE.split(text)
+        )
     if kind == "place":
         return bool(re.search(_PLACE_WORDS[value], text, re.IGNORECASE))
     if kind == "paid":
         # That it went through, said of that day, and not denied ("so no payment was taken"; audit review).
-        return says_date_about(text, value, _WENT_THROUGH) and any(
+        return (says_date_about(text, value, _WENT_THROUGH) or _went_through_on_the_named_day(text, value)) and any(
             not _NEGATED_RE.search(text[max(0, m.start() - 30) : m.start()]) for m in _WENT_THROUGH_RE.finditer(text)
         )
     if kind == "shipping":
@@ -461,6 +468,22 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
     # code as the records write it ("issuer_declined") says it too.
     named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
     return named == [value]
+
+
+def _went_through_on_the_named_day(text: str, iso: str) -> bool:
+    """A payment said to have gone through "today" or "yesterday", where that is its day, the word next
+    to the saying ("was then captured successfully today": audit round 61; "today" alone, elsewhere in a
+    sentence, is no date: "I can't change it today")."""
+    name = {0: "today", 1: "yesterday"}.get(days_before_today(iso))
+    if not name:
+        return False
+    return any(
+        re.search(rf"\b{name}\b", text[max(0, m.start() - _NEAR) : m.end() + _NEAR], re.IGNORECASE)
+        for m in _WENT_THROUGH_RE.finditer(text)
+    )
+
+
+_NEAR = 25  # characters: a day named this close to "went through" is the day it did
 
 
 _WINDOW_RE = re.compile(
@@ -482,7 +505,14 @@ _REFUND = r"\b(?:refund|return|money back|credit)"
 _PARCEL = r"\b(?:deliver|arriv|parcel|package|shipment|carrier|courier|scan|track|transit|on its way)"
 _DELIVERED = r"\b(?:deliver|arriv|dropped off|left with)"
 _SHIPPING_RE = re.compile(r"\bshipping\b|\bdelivery (?:fee|charge|cost)|\bpostage\b|\bpost and packing\b", re.I)
-_AUTHORISATION_RE = re.compile(r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending\b", re.IGNORECASE)
+_AUTHORISATION_RE = re.compile(
+    r"\b(?:pre-?)?authori[sz]ation|\bhold\b|\bpending (?:charge|payment|transaction)"
+    r"|\b(?:payment|charge|transaction|one|it) is (?:only |just |still )?pending\b",
+    re.IGNORECASE,
+)
+_NOT_A_HOLD_RE = re.compile(
+    r"\b(?:not|isn't|is not|wasn't|was not) (?:a |an |just |only )?(?:hold|pending|(?:pre-?)?authori[sz]ation)", re.I
+)
 _DROPS_RE = re.compile(
     r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
     r"not (?:be )?(?:charged|taken)|not an? (?:second |actual |real |extra |new )?charge\b"
@@ -599,7 +629,14 @@ def finding_for(scenario: Scenario, issue: str) -> Finding | None:
 # A sentence in the first person ("I have refunded ..., reshipped ... and cancelled ..."), or
 # "is now": a description of what the records held before ("your refund was issued on 26
 # November") is no claim of a change made.
-_FIRST_PERSON_RE = re.compile(r"\b(?:I|we)(?:'ve| have| just|'ll have)\b|\b(?:I|we) (?:refunded|reshipped)\b", re.I)
+_FIRST_PERSON_RE = re.compile(
+    r"\b(?:I|we)(?:'ve| have| just|'ll have)\b"
+    # (or the change's verb itself, in the past, a word between at most: "so I refunded $25.46", "we also
+    # cancelled it"; as a lookahead, since the subject is looked for before the verb; code review of world-14)
+    r"|\b(?:I|we)(?= (?:\w+ )?(?:refunded|reshipped|cancell?ed|sent|shipped|dispatched|updated|changed|redirected"
+    r"|issued|processed|arranged)\b)",
+    re.IGNORECASE,
+)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")
 # What a reship sends: the order, the parcel, its items, or a product by its last word ("the desk").
 _SENT_THINGS = (
@@ -607,14 +644,16 @@ _SENT_THINGS = (
     + "|".join(sorted({p.split()[-1] for p in content.PRODUCTS}))
     + ")"
 )
+# A replacement of the order, not of a card, a link or a code.
+_REPLACEMENT = r"a replacement\b(?! (?:card|link|code|key|password|email))"
 _DONE_VERBS = {
     "issue_refund": r"\brefunded\b|\b(?:issued|processed) (?:a|the|your) (?:full )?refund\b",
     # (what is sent again is the order, the parcel or the thing bought: not "the reset link again")
     "reship_order": (
-        r"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?"
-        rf"(?:a replacement|(?:(?:it|them|(?:your|the) (?:[\w-]+ ){{0,2}}{_SENT_THINGS}) )?(?:to you |out )?again)"
+        rf"\breshipped\b|\b(?:sent|shipped|dispatched) (?:out )?(?:{_REPLACEMENT}|(?:it|(?:your|the) "
+        rf"(?:[\w-]+ ){{0,2}}{_SENT_THINGS}) (?:to you |out )?again)"
         # ("I have arranged for the hiking backpack to be sent to you again": audit round 62)
-        rf"|\barranged (?:for )?(?:a replacement|a reship(?:ment)?\b|(?:your|the) (?:[\w-]+ ){{0,3}}{_SENT_THINGS} "
+        rf"|\barranged (?:for )?(?:{_REPLACEMENT}|a reship(?:ment)?\b|(?:your|the) (?:[\w-]+ ){{0,3}}{_SENT_THINGS} "
         r"to be (?:sent|shipped|dispatched)(?: to you| out)? again)"
     ),
     "update_address": r"\b(?:updated|changed) (?:the|your) (?:shipping |delivery )?address\b|\bredirected\b",
@@ -657,7 +696,7 @@ def _said_done_by_us(sentence: str, verb: int) -> bool:
     ("I have not refunded"). A verb with no such subject ("it can no longer be redirected, so I
     have changed nothing") claims nothing; a "no" elsewhere ("no scan for a week, so I have
     refunded") does not negate it."""
-    subjects = [m.start() for m in _FIRST_PERSON_RE.finditer(sentence, 0, verb)]
+    subjects = [m.start() for m in _FIRST_PERSON_RE.finditer(sentence) if m.start() < verb]
     if not subjects:
         return False
     between = sentence[subjects[-1] : verb]
@@ -668,4 +707,4 @@ _SUBJECT_TO_VERB_WORDS = 8  # "I've gone ahead and also" ... "refunded": further
 
 
 # A change said not to be made ("I have not sent a replacement", "we haven't refunded it yet").
-_NEGATED_RE = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
+_NEGATED_RE = re.compile(r"\b(?:not|never|no|nothing|none)\b|n't\b", re.IGNORECASE)

@@ -284,8 +284,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "email and the order id or the card's last four digits, given by the customer in this conversation (values "
         "you looked up do not prove who the customer is). Asking for them is never wasted where such a change may "
         "be needed.",
-        "Make each change the records show the case needs, and no other. Money is owed back only where it was "
-        "taken and should not have been, or for what the customer sends back: a duplicate charge (a second "
+        "Make each change the records show the case needs, and no other. Money is owed back where it was taken "
+        "and should not have been, for what the customer sends back, and for a lost parcel whose money the "
+        "customer wants back: a duplicate charge (a second "
         "captured payment of one order; a payment only authorised is a hold, not a charge) and an overcharge "
         "(what was captured beyond the order's listed total, which includes its shipping fee) are refunded in "
         "full; money refunded already is not owed again, and no refund is more than is left of the order's "
@@ -311,7 +312,8 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "credit, carrier trace, status-update subscription or updated receipt): tell the customer what the tools "
         "did and what the records show.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
-        "requested, a late parcel's new delivery date from the carrier, why a payment was declined. Payments are "
+        "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
+        "later attempt went through, that it did and the day). Payments are "
         "looked up by the account email, orders by their id. A customer told that the records contradict what "
         "they claimed may doubt it once: explain again what the records show; the issue is answered once they "
         "accept it.",

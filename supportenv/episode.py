@@ -114,6 +114,8 @@ class EpisodeState:
     refused_changes: int = 0  # changes policy refused (tools.REFUSED)
     changes_not_found: int = 0  # changes that named a record not on the account (tools.NOT_FOUND)
     pushed_back: bool = False  # a judgement family's customer pushed back on what the records show
+    # The step at which the money taken wrongly that the customer never noticed was refunded (0: not yet).
+    unnoticed_refunded_at: int = 0
 
     @property
     def desk(self) -> Desk:
@@ -759,9 +761,10 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             turn.notes.append(f"that asks for what the {titles} needs: answer once it is in")
             return _react(tone, scenario, state) if tone else ""
     if not newly and noticed and not tone:
-        # Telling the customer of the refund of a duplicate charge it never noticed: news to it, not an
+        # Telling the customer of the refund of money taken wrongly that it never noticed: news to it, not an
         # answer that says nothing (the grade's communication weighs it).
-        turn.notes.append(f"the refund of {casework.unnoticed_words(scenario)} told")
+        untold = unnoticed_untold(scenario, state)
+        turn.notes.append(untold or f"the refund of {casework.unnoticed_words(scenario)} told")
         left = unsolved(scenario, state)
         reaction = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
         if not left:
@@ -897,12 +900,19 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return f"{reply} {blocked}" if blocked else reply
 
 
-def _unnoticed_left(scenario: Scenario, state: EpisodeState) -> str:
-    """What is left of the money taken wrongly that the customer never noticed ("" if refunded, or none)."""
-    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_charge else None
-    if refund is None or refund in casework.check_records(scenario, state.desk).done:
+def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:
+    """What is left undone of the money taken wrongly that the customer never noticed: its refund never
+    made, or told since without its amount or when it reaches the card ("" when all is done, or the
+    order was charged rightly)."""
+    refund = casework.unnoticed_refund(scenario)
+    if refund is None:
         return ""
-    return f"{casework.unnoticed_words(scenario)} on order {refund.target}, in the order's payments"
+    what = f"{casework.unnoticed_words(scenario)} on order {refund.target}"
+    if not state.unnoticed_refunded_at:
+        return f"{what} never refunded"
+    said = " ".join(t for who, t, step in state.history if who == "agent" and step > state.unnoticed_refunded_at)
+    left_out = casework.missing_words(refund, said)
+    return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
 
 
 _NOTICED = "noticed_"  # (+ the kind of charge: the customer's reply on hearing of its refund)
@@ -916,10 +926,10 @@ def _cites_another_article(scenario: Scenario, article_id: str) -> bool:
 def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: str) -> bool:
     """Whether an answer first tells the customer of the refund, made, of the money taken wrongly for its
     order that it never noticed (its amount): the customer takes that news in once."""
-    refund = casework.unnoticed_refund(scenario) if scenario.unnoticed_charge else None
-    if refund is None or not casework.says_amount(text, float(refund.value)):
+    refund = casework.unnoticed_refund(scenario)
+    if refund is None or not state.unnoticed_refunded_at or not casework.says_amount(text, float(refund.value)):
         return False
-    if refund not in casework.check_records(scenario, state.desk).done:
+    if "issue_refund" not in casework.claimed_changes(text):  # (told as refunded, not an amount in passing)
         return False
     heard = content.REACTIONS[_NOTICED + scenario.unnoticed_charge]
     return not any(line in said for said in _said(state) for line in heard)
@@ -1430,12 +1440,12 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.history.append(("system", f"Ticket marked resolved{note}", state.step))
     state.terminated = True
     how = handled(scenario, state, state.task_id)
-    left_unnoticed = how == "proper" and _unnoticed_left(scenario, state)
-    if left_unnoticed:
-        # Closed with the duplicate charge on the order still taken: the case is not handled, but the
-        # customer never knew of it and says goodbye as ever (audit round 60).
+    untold = unnoticed_untold(scenario, state) if how == "proper" else ""
+    if untold:
+        # Closed with the money taken wrongly still on the order, or its refund never told: the case is not
+        # handled, but the customer never knew of it and says goodbye as ever (audit round 60).
         turn.add("resolve_partial")
-        turn.notes.append(f"the ticket was closed with part of the case not handled ({left_unnoticed})")
+        turn.notes.append(f"the ticket was closed with part of the case not handled ({untold})")
         return _react(customer.in_mood("closed", _mood_after(state, turn)), scenario, state)
     if how == "proper":
         turn.add("resolve_proper")
@@ -1603,6 +1613,8 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         wanted = casework.check_records(scenario, desk).done
         if len(wanted) > len(casework.check_records(scenario, before).done):
             turn.add("change_needed")
+            if not state.unnoticed_refunded_at and casework.unnoticed_refund(scenario) in wanted:
+                state.unnoticed_refunded_at = state.step
         else:
             turn.add("change_unwanted")
             turn.notes.append(f"{call.label()} is no change this case needs")

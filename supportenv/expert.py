@@ -27,6 +27,7 @@ from supportenv.episode import (
     missing_facts,
     offered_article_fits,
     open_issues,
+    unnoticed_untold,
     unsolved,
 )
 from supportenv.tasks import EXPERT_TASK_ID
@@ -57,13 +58,11 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
 
 
 def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
-    """The refund, made, of the money taken wrongly that the customer never noticed, told once."""
+    """The refund, made, of the money taken wrongly that the customer never noticed, until it is told."""
     refund = casework.unnoticed_refund(scenario)
-    if refund is None or refund not in casework.check_records(scenario, state.desk).done:
+    if refund is None or not state.unnoticed_refunded_at or not unnoticed_untold(scenario, state):
         return ""
     amount = f"${float(refund.value):,.2f}"
-    if any(casework.says_amount(text, float(refund.value)) for who, text, _ in state.history if who == "agent"):
-        return ""
     found = (
         f"order {refund.target} was charged twice, so I have refunded the duplicate {amount}"
         if scenario.unnoticed_charge == "duplicate"
@@ -233,7 +232,7 @@ def _desk_action(scenario: Scenario, state: EpisodeState) -> Action | None:
         return None
     remedy = missing[0]
     if remedy.tool in casework.NEEDS_VERIFICATION and not state.verified:
-        # (what verifies the customer, where no issue it raised asked for it: the duplicate it never noticed)
+        # (what verifies the customer, where no issue it raised asked for it: the charge it never noticed)
         proofs = ["account_email", identity_proof(scenario.facts_by_name)]
         unasked = [f for f in proofs if f not in state.revealed]
         if unasked:

@@ -18,13 +18,21 @@ from typing import NamedTuple
 from supportenv import casework, expert
 from supportenv.actions import Action
 from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
-from supportenv.episode import NO_FACT_ASKED, EpisodeState, advance, fact_label, missing_facts, unsolved
+from supportenv.episode import (
+    NO_FACT_ASKED,
+    EpisodeState,
+    advance,
+    fact_label,
+    missing_facts,
+    unnoticed_untold,
+    unsolved,
+)
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.tools import Change
 from supportenv.world import Scenario
 
-GRADER_VERSION = "graders-11"
+GRADER_VERSION = "graders-12"  # graders-12: the money taken wrongly that the customer never noticed (world-14)
 
 
 @dataclass(frozen=True)
@@ -633,22 +641,10 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
             items.append((name, f"{name}: the refund told without {' and '.join(left_out)}" if left_out else ""))
         else:
             items.append((name, ""))
-    unnoticed = casework.unnoticed_refund(scenario)
-    if unnoticed is not None:  # (the money taken wrongly that the customer never noticed: refunded, and told so)
-        items.append((casework.UNNOTICED, _unnoticed_told(scenario, state, unnoticed, said)))
+    if casework.unnoticed_refund(scenario) is not None:
+        # (the money taken wrongly that the customer never noticed: refunded, and told so)
+        items.append((casework.UNNOTICED, unnoticed_untold(scenario, state)))
     return items
-
-
-def _unnoticed_told(
-    scenario: Scenario, state: EpisodeState, refund: casework.Remedy, said: list[tuple[int, str]]
-) -> str:
-    """Why the customer was not told of the refund of the money taken wrongly that it never noticed ("" if it was)."""
-    what = f"{casework.unnoticed_words(scenario)} on order {refund.target}"
-    made = _step_made(scenario, state, refund)
-    if made is None:
-        return f"{what} never refunded"
-    left_out = casework.missing_words(refund, " ".join(text for step, text in said if step > made))
-    return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
 
 
 def _messages_by_step(state: EpisodeState) -> list[tuple[int, str]]:
@@ -677,7 +673,8 @@ def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> t
     told = [issue for issue, why in items if not why]
     faults = [why for _, why in items if why]
     false = _false_claims(state)
-    why = f"{len(told)}/{len(items)} issues told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
+    counted = "issues" if casework.unnoticed_refund(scenario) is None else "issues and wrong charges found"
+    why = f"{len(told)}/{len(items)} {counted} told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
     if false:
         why += f"; told the customer of a change never made: {', '.join(false)} (-{FALSE_CLAIM_COST:g} each)"
     return max(0.0, len(told) / len(items) - FALSE_CLAIM_COST * len(false)), why

@@ -129,7 +129,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         3.0,
         "Sends the order's items again: for a wrong or damaged "
         f"item delivered, or a parcel with no scan for {LOST_AFTER_DAYS} days. Needs the identity verified; "
-        "once per order, and not after a refund of it (a duplicate charge refunded leaves it paid for).",
+        "once per order, and not after a refund of it (a duplicate charge or an overcharge refunded leaves it "
+        "paid for).",
         needs_verification=True,
     ),
 )
@@ -441,7 +442,7 @@ def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
         return stop, view.desk
     if view.desk.made("reship_order", order.order_id):
         return _result(call, REFUSED, f"Refused: order {order.order_id} was already reshipped."), view.desk
-    # (a refund of money taken beyond the order's total, a duplicate charge, leaves the order paid for)
+    # (a refund of money taken beyond the order's total, a duplicate charge or an overcharge, leaves it paid for)
     captured = sum(p.amount for p in view.records.payments_for(order.order_id) if p.status == "captured")
     refunded = sum(r.amount for r in view.records.refunds_for(order.order_id)) + view.desk.refunded(order.order_id)
     if refunded > max(0.0, captured - order.total) + 0.005:

@@ -729,12 +729,20 @@ def test_round_60_the_unnoticed_charge_on_every_path_and_records_that_fit_their_
 
 def test_round_61_a_payment_told_as_then_captured_today_is_told_went_through():
     """Audit round 61: "a third attempt ... was then captured successfully today" tells the payment went
-    through on the world's today (a word between "was" and "captured"; today and yesterday by name)."""
+    through on the world's today (a word between "was" and "captured"; today and yesterday by name, next
+    to the saying, and not denied)."""
     today = casework.Finding("payment_failure", "w", "paid", "2026-12-01")
     assert today.told_in("A third attempt of $193.59 on the same card was then captured successfully today.")
     assert today.told_in("Your last attempt was finally accepted today, so the order is paid.")
     assert not today.told_in("It was declined today, so no payment was taken.")
-    assert casework.says_date("It arrived yesterday.", "2026-11-30") and not casework.says_date("today", "2026-11-30")
+    assert not today.told_in("Your card was declined today, and nothing was charged today.")
+    yesterday = casework.Finding("payment_failure", "w", "paid", "2026-11-30")
+    assert yesterday.told_in("Your last attempt went through yesterday.") and not yesterday.told_in(
+        "It went through today."
+    )
+    # ("today" is a day only beside a payment gone through: code review of world-14)
+    delivered = casework.Finding("address_change", "w", "date", "2026-12-01", casework._DELIVERED)
+    assert not delivered.told_in("I am unable to change the delivery address of your order today.")
 
 
 def test_round_62_a_reship_told_as_arranged_and_a_typo_that_is_one():
@@ -762,3 +770,37 @@ def test_round_62_a_reship_told_as_arranged_and_a_typo_that_is_one():
         else:  # (a typo: the street and town as meant, the number slipped)
             assert given_rest == rest and given_number != number
     assert min(slips.values()) >= 3
+
+
+def test_code_review_of_world_14_readers_say_no_more_than_the_words():
+    """A review of world-14's readers: a hold denied ("a real charge, not a hold") or a refund pending
+    is no hold told; "the day before" and "Nothing was taken that day" tell no payment gone through;
+    reset emails "sent to you again" are no reship; "so I refunded $25.46" claims the refund; the
+    customer takes in the news of an unnoticed charge only when told it was refunded, and a close
+    with that refund made but never told is a partial one."""
+    hold = casework.Finding("double_charge", "w", "authorisation", "")
+    assert not hold.told_in(
+        "It is a real charge, not a hold or a pending authorisation, so you won't be charged twice."
+    )
+    assert not hold.told_in("The refund is pending and you won't be charged twice.")
+    assert hold.told_in("The second payment is only a pending authorisation, not a charge.")
+    paid = casework.Finding("payment_failure", "w", "paid", "2026-11-29")
+    assert not paid.told_in("Declined on 29 November. The payment went through the day before.")
+    assert not paid.told_in("Your attempts on 29 Nov were declined. Nothing was taken that day.")
+    assert not casework.claimed_changes("The earlier reset emails have expired: I have sent them to you again.")
+    assert not casework.claimed_changes("We have arranged a replacement card for you.")
+    assert casework.claimed_changes("So I refunded $25.46 to your card.") == ("issue_refund",)
+    assert not casework.claimed_changes("I never refunded it.")
+
+    seed = _ticket(lambda sc: sc.unnoticed_charge and not sc.family and len(sc.intents) == 1)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    refund = casework.unnoticed_refund(scenario)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    total = scenario.records.order(refund.target).total
+    in_passing = f"Order {refund.target} shows ${refund.value} captured against a total of ${total:.2f}."
+    step(scenario, state, Action("respond_with_solution", text=in_passing, article_id=""))
+    assert "noticed" not in state.history[-1][1]
+    answer = expert.solution_message(scenario, state, [scenario.intents[0].issue_id]).split(" I also found")[0]
+    step(scenario, state, Action("respond_with_solution", text=answer, article_id=scenario.intents[0].article_id))
+    result = step(scenario, state, Action("mark_resolved", text="Done."))
+    assert "resolve_partial" in dict(result.breakdown) and not grade_state(scenario, state).passed

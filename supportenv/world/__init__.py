@@ -895,7 +895,14 @@ UNNOTICED_CHARGES = ("duplicate", "overcharge")
 # The issues about an order's parcel, whose order may hold a charge the customer never saw; never
 # beside an issue about money, whose own payments are the case (a double charge, a refund, ...).
 _PARCEL_ISSUES = ("delayed_delivery", "lost_package", "address_change")
-_MONEY_ISSUES = ("double_charge", "wrong_amount", "refund_request", "refund_status", "payment_failure")
+_MONEY_ISSUES = (
+    "double_charge",
+    "wrong_amount",
+    "refund_request",
+    "refund_status",
+    "payment_failure",
+    "price_adjustment",
+)
 
 
 def _draw_unnoticed_charge(
@@ -907,7 +914,8 @@ def _draw_unnoticed_charge(
 ) -> str:
     """How the order a ticket about a parcel names was charged wrongly without the customer noticing
     ("" if it was not); if it was, the customer knows what verifies it (its account email), as the
-    desk's refund needs it. Drawn from a generator of its own, after every other draw."""
+    desk's refund needs it (a guard: every such ticket's customer knows it already). Drawn from a
+    generator of its own, so that it moves no other draw of the ticket."""
     issues = {i.issue_id for i in intents}
     if not issues & set(_PARCEL_ISSUES) or issues & set(_MONEY_ISSUES) or "order_id" not in facts:
         return ""
