@@ -905,25 +905,16 @@ _MONEY_ISSUES = (
 )
 
 
-def _draw_unnoticed_charge(
-    intents: tuple[IssueType, ...],
-    facts: dict[str, str],
-    tier: str,
-    policy: PolicyVariant,
-    rng: random.Random,
-) -> str:
+def _draw_unnoticed_charge(intents: tuple[IssueType, ...], facts: dict[str, str], rng: random.Random) -> str:
     """How the order a ticket about a parcel names was charged wrongly without the customer noticing
-    ("" if it was not); if it was, the customer knows what verifies it (its account email), as the
-    desk's refund needs it (a guard: every such ticket's customer knows it already). Drawn from a
-    generator of its own, so that it moves no other draw of the ticket."""
+    ("" if it was not): only where the customer knows what verifies it (its account email and the
+    order id), as the desk's refund needs it. Drawn from a generator of its own, so that it moves no
+    other draw of the ticket."""
     issues = {i.issue_id for i in intents}
-    if not issues & set(_PARCEL_ISSUES) or issues & set(_MONEY_ISSUES) or "order_id" not in facts:
+    if not issues & set(_PARCEL_ISSUES) or issues & set(_MONEY_ISSUES):
         return ""
-    if rng.random() >= P_UNNOTICED_CHARGE:
+    if "order_id" not in facts or IDENTITY_FACT not in facts or rng.random() >= P_UNNOTICED_CHARGE:
         return ""
-    for name in (IDENTITY_FACT, identity_proof(facts)):
-        if name not in facts:
-            facts[name] = _fact_value(name, intents[0], tier, policy, rng)
     return rng.choice(UNNOTICED_CHARGES)
 
 
@@ -1050,7 +1041,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         if meant_order_id:
             _date_the_order_meant_lately(intents, family, facts, mixup_rng)
         unnoticed_rng = rng_for(task_id, split, seed, "unnoticed charge", world_key=world_key)
-        unnoticed = _draw_unnoticed_charge(intents, facts, tier, policy, unnoticed_rng)
+        unnoticed = _draw_unnoticed_charge(intents, facts, unnoticed_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
