@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from supportenv import content
-from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, RETURN_WINDOW_DAYS
+from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
@@ -196,6 +196,15 @@ def _beyond_total(records: SystemOfRecord, order: Order) -> float:
     charge, an overcharge)."""
     captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
     return round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+
+
+def articles_of_the_case(scenario: Scenario) -> frozenset[str]:
+    """The articles an answer may cite: each issue's, and a lost parcel's where the records make a "late"
+    one lost (stalled_in_transit: its fix, the reship, is that article's; audit round 64)."""
+    articles = {article for _, article in scenario.intent_keys}
+    if scenario.family == "stalled_in_transit":
+        articles.add(ISSUE_TYPES_BY_ID["lost_package"].article_id)
+    return frozenset(articles)
 
 
 def unnoticed_words(scenario: Scenario) -> str:
@@ -458,9 +467,19 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
     if kind == "place":
         return bool(re.search(_PLACE_WORDS[value], text, re.IGNORECASE))
     if kind == "paid":
-        # That it went through, said of that day, and not denied ("so no payment was taken"; audit review).
-        return (says_date_about(text, value, _WENT_THROUGH) or _went_through_on_the_named_day(text, value)) and any(
-            not _NEGATED_RE.search(text[max(0, m.start() - 30) : m.start()]) for m in _WENT_THROUGH_RE.finditer(text)
+        # That it went through, not denied ("so no payment was taken"; audit review) nor said of another day
+        # ("the day before"), and the day: in the sentence that says so (or the next, "that same day"), as the
+        # day of every attempt ("three attempts on 1 Dec. ... The third was captured": audit round 64), or
+        # "today"/"yesterday" beside the saying.
+        named = (
+            says_date_about(text, value, _WENT_THROUGH)
+            or says_date_about(text, value, _ALL_ATTEMPTS)
+            or _went_through_on_the_named_day(text, value)
+        )
+        return named and any(
+            not _NEGATED_RE.search(text[max(0, m.start() - 30) : m.start()])
+            and not _OTHER_DAY_RE.search(text[max(0, m.start() - _NEAR) : m.end() + _NEAR])
+            for m in _WENT_THROUGH_RE.finditer(text)
         )
     if kind == "shipping":
         return says_amount(text, float(value)) and bool(_SHIPPING_RE.search(text))
@@ -484,6 +503,12 @@ def _went_through_on_the_named_day(text: str, iso: str) -> bool:
 
 
 _NEAR = 25  # characters: a day named this close to "went through" is the day it did
+# The attempts of a checkout, all of them: a day said of them is the day the last went through too.
+_ALL_ATTEMPTS = r"\b(?:attempts|tries|payment attempts)\b"
+# Another day than the one named: "went through the day before".
+_OTHER_DAY_RE = re.compile(
+    r"\bthe (?:day|night) (?:before|after)\b|\bthe (?:next|following|previous) day\b|\ba day (?:later|earlier)\b", re.I
+)
 
 
 _WINDOW_RE = re.compile(

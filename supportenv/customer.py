@@ -123,9 +123,11 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
 
 _IT_RE = re.compile(r"it\b")
 # A question whether anything changed lately ("did anything change on your side recently?").
+# A question whether something changed ("Has anything changed recently?", "any recent changes?"), not
+# one that says a change may be needed ("in case anything needs changing": audit round 64).
 _CHANGES_RE = re.compile(
-    r"\b(?:anything|something)\s+(?:\w+\s+)?(?:chang|different)\w*|\bchanged?\s+anything\b|"
-    r"\bany\s+(?:recent\s+)?changes\b|\brecent(?:ly)?\s+chang\w*",
+    r"\b(?:anything|something)\s+(?:(?:has|have|that|been|else)\s+)?(?:changed?|different)\b|\bchanged?\s+anything\b|"
+    r"\bany\s+(?:recent\s+)?changes\b(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))|\brecent(?:ly)?\s+chang\w*",
     re.IGNORECASE,
 )
 

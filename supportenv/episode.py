@@ -920,7 +920,7 @@ _NOTICED = "noticed_"  # (+ the kind of charge: the customer's reply on hearing 
 
 def _cites_another_article(scenario: Scenario, article_id: str) -> bool:
     """Whether an answer cites an article of no issue on the ticket."""
-    return bool(article_id) and article_id not in {article for _, article in scenario.intent_keys}
+    return bool(article_id) and article_id not in casework.articles_of_the_case(scenario)
 
 
 def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: str) -> bool:
@@ -1200,7 +1200,9 @@ def _respond_without_solving(
     # our security team, who handle two-factor resets")
     escalating = [i for i in solves if i in exp.escalate_intents and i in _first_steps_in(action.text)]
     if escalating:
-        if any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating):
+        # (a refund above the cap told as going to a specialist is the hand-over's to answer: audit round 64)
+        over_cap = any(ISSUE_TYPES_BY_ID[i].escalation == "over_refund_cap" for i in escalating)
+        if over_cap and not (_announces_a_hand_over(action.text) and not state.escalated):
             turn.add("respond_needs_escalation")
             turn.notes.append("policy requires this refund to be escalated: it is above the tier's cap")
             return _react(tone or "needs_approval", scenario, state)

@@ -187,6 +187,17 @@ def _order_check(scenario: Scenario, state: EpisodeState) -> Action | None:
     return None if look in state.actions else look
 
 
+def _payments_check(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """The desk rules ask that what is wrong with the order the customer writes about be put right,
+    noticed or not: its payments are read on every ticket that names an order (so that checking them is
+    never charged as an extra look-up; audit round 64)."""
+    order = scenario.order_in_question
+    if not order or scenario.records.order(order) is None:
+        return None
+    look = use_tool("look_up_order", order_id=order)
+    return None if look in state.actions else look
+
+
 def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
     """The order of a refund above the cap, looked up before it is escalated: the records decide
     (it may be outside the return window, or refunded in part before); and an outage, checked on
@@ -268,7 +279,7 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
-    check = _order_check(scenario, state) if task_id == EXPERT_TASK_ID else None
+    check = (_order_check(scenario, state) or _payments_check(scenario, state)) if task_id == EXPERT_TASK_ID else None
     if check is not None:
         return check
     desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None

@@ -14,7 +14,7 @@ import pytest
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, content, expert
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ALL_FAMILIES, CHANGE_FAMILIES, HELD_OUT_FAMILIES, RETURN_WINDOW_DAYS
+from supportenv.catalog import ALL_FAMILIES, CHANGE_FAMILIES, HELD_OUT_FAMILIES, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -804,3 +804,55 @@ def test_code_review_of_world_14_readers_say_no_more_than_the_words():
     step(scenario, state, Action("respond_with_solution", text=answer, article_id=scenario.intents[0].article_id))
     result = step(scenario, state, Action("mark_resolved", text="Done."))
     assert "resolve_partial" in dict(result.breakdown) and not grade_state(scenario, state).passed
+
+
+def test_round_64_days_named_once_articles_the_records_make_hand_overs_and_records_before_today():
+    """Audit round 64: a payment told as captured, its day named earlier in the message, is told gone
+    through that day (not "the day before"); citing a lost parcel's article for a "late" one the records
+    make lost is no wrong citation; a refund above the cap told as going to a specialist is a hand-over
+    announced, not a promise; "in case anything needs changing" asks no "has anything changed?"; no
+    tracking scan is after today; the expert reads the payments of the order a ticket names, so a
+    player's check of them is never an extra look-up."""
+    paid = casework.Finding("payment_failure", "w", "paid", "2026-12-01")
+    told = (
+        "Our records show three attempts on 2026-12-01. The first two were declined and nothing was taken for "
+        "them. The third was captured successfully, so you were charged once."
+    )
+    assert paid.told_in(told)
+    assert not paid.told_in("Your attempts were declined on 1 December. The payment went through the day before.")
+    from supportenv.customer import _CHANGES_RE
+
+    assert not _CHANGES_RE.search("Could you share your email, in case anything needs changing?")
+    assert _CHANGES_RE.search("Has anything changed recently?")
+
+    seed = _ticket(lambda sc: sc.family == "stalled_in_transit" and len(sc.intents) == 1)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    lost = ISSUE_TYPES_BY_ID["lost_package"].article_id
+    text = "It has had no scan for over a week, so it counts as lost: I have sent your order again."
+    assert "respond_wrong_citation" not in dict(
+        step(scenario, state, Action("respond_with_solution", text=text, article_id=lost)).breakdown
+    )
+
+    seed = _ticket(lambda sc: "refund_request" in casework.over_the_cap(sc))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(
+        scenario, state, lambda a: a.kind in ("assign_department", "escalate_to_human", "respond_with_solution")
+    )
+    cap = scenario.policy.refund_cap(scenario.tier)
+    text = (
+        f"That amount is above the ${cap:.0f} refund limit I can issue myself, so I am escalating it to a billing "
+        "specialist."
+    )
+    result = step(scenario, state, Action("respond_with_solution", text=text, article_id="KB-REF-01"))
+    assert "respond_needs_escalation" not in dict(result.breakdown) and "approve" not in state.history[-1][1]
+
+    for s in range(600):
+        for order in new_episode(EXPERT_TASK_ID, "validation", s)[0].records.orders:
+            assert all(e.when <= "2026-12-01" for e in order.events) and [e.when for e in order.events] == sorted(
+                e.when for e in order.events
+            )
+    for s in range(200):
+        scenario, state, _ = play("oracle", "validation", s)
+        if scenario.records.order(scenario.order_in_question):
+            assert use_tool("look_up_order", order_id=scenario.order_in_question) in state.actions, s

@@ -583,10 +583,11 @@ class _Builder:
         )
 
     def _events(self, status: str, placed: date, carrier: str) -> tuple[TrackingEvent, ...]:
-        events = [TrackingEvent(_iso(placed + timedelta(days=1)), "shipped", f"handed to {carrier}")]
+        # (an order placed a day or two ago moves faster: no scan is ever after today; audit round 64)
+        events = [TrackingEvent(_iso(min(placed + timedelta(days=1), TODAY)), "shipped", f"handed to {carrier}")]
         if status == "shipped":
             return tuple(events)
-        left = placed + timedelta(days=2)
+        left = min(placed + timedelta(days=2), TODAY)
         events.append(TrackingEvent(_iso(left), "in_transit", "arrived at the sorting hub"))
         if status == "in_transit":
             if "delayed_delivery" in self.issues and self.scenario.family != "stalled_in_transit":
