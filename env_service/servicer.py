@@ -32,6 +32,9 @@ from supportenv.v1.malformed import own_request_checks, refuse_unparsable
 from supportenv.v1.status import NoEpisodeError, abort_for_error, rpc, status_for
 from supportenv.world import Scenario, generate
 
+# How long a Session stream over the cap is given to send its first request before it is refused.
+FIRST_REQUEST_WAIT_S = 2.0
+
 # Requests repeat: an agent sends the same few actions, and a vector env the same next
 # episodes, over and over. Each distinct one is checked and converted once. Both caches are
 # bounded in entries and in size (an action's bytes, at most MAX_CACHED_ACTION_BYTES; a valid
@@ -223,6 +226,14 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
         self, request_iterator: AsyncIterator[env_pb2.SessionRequest], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[env_pb2.SessionResponse]:
         if self._open_sessions >= self._limits.max_open:
+            # Refused once its first request is in (waiting a moment at most), so that a client that writes
+            # before it reads gets the refusal, not a write that failed on a closed stream, which grpc
+            # reports to it as INTERNAL (seen in CI on 2026-12-07).
+            try:
+                async with asyncio.timeout(FIRST_REQUEST_WAIT_S):
+                    await anext(aiter(request_iterator), None)
+            except (TimeoutError, grpc.RpcError):
+                pass
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._limits.full_message())
         self._open_sessions += 1
         scenario: Scenario | None = None
