@@ -590,8 +590,7 @@ class RefundEverythingPolicy(_Base):
             return script[self.turn - 1]
         data = obs.tool_result.data.get("order", {}) if obs.tool_result else {}
         if desk and self.turn == len(script) + 1 and data:
-            captured = sum(p["amount"] for p in data.get("payments", []) if p["status"] == "captured")
-            left = round(captured - sum(r["amount"] for r in data.get("refunds", [])), 2)
+            left = self._amount(data)
             if left >= 0.01:
                 self._left = left
                 return use_tool("issue_refund", order_id=order, amount=f"{left:.2f}")
@@ -605,6 +604,24 @@ class RefundEverythingPolicy(_Base):
                 article_id=issue.article_id,
             )
         return Action("mark_resolved", text="Resolved.")
+
+    @staticmethod
+    def _amount(order: dict) -> float:
+        """What is left of the order's payments after its refunds."""
+        captured = sum(p["amount"] for p in order.get("payments", []) if p["status"] == "captured")
+        return round(captured - sum(r["amount"] for r in order.get("refunds", [])), 2)
+
+
+class RefundExcessPolicy(RefundEverythingPolicy):
+    """Refunds whatever was captured beyond the listed total of the order the customer names, whatever
+    they wrote, says so, closes: world-14's charge the customer never noticed, put right blindly on
+    every ticket."""
+
+    name = "refund_excess"
+
+    @staticmethod
+    def _amount(order: dict) -> float:
+        return round(RefundEverythingPolicy._amount(order) - order.get("total", 0.0), 2)
 
 
 class RefundDuplicatesPolicy(_Base):
@@ -676,6 +693,7 @@ POLICIES: dict[str, type[Policy]] = {
         EveryToolPolicy,
         RefundEverythingPolicy,
         RefundDuplicatesPolicy,
+        RefundExcessPolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
@@ -697,6 +715,7 @@ EXPLOITS = (
     "every_tool",
     "refund_everything",
     "refund_duplicates",
+    "refund_excess",
 )
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)
