@@ -229,6 +229,12 @@ class _View:
     def order(self, order_id: str) -> Order | None:
         return self.records.order(order_id.strip().upper())
 
+    def paid(self, order: Order) -> tuple[float, float]:
+        """(captured, refunded) of an order: its captured payments, and its refunds on record and made here."""
+        captured = sum(p.amount for p in self.records.payments_for(order.order_id) if p.status == "captured")
+        refunded = sum(r.amount for r in self.records.refunds_for(order.order_id)) + self.desk.refunded(order.order_id)
+        return captured, refunded
+
     def order_data(self, order: Order) -> dict[str, Any]:
         data = as_data(order)
         moved = self.desk.made("update_address", order.order_id)
@@ -382,8 +388,7 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
     if stop:
         return stop, view.desk
     amount = _amount(call)
-    captured = sum(p.amount for p in view.records.payments_for(order.order_id) if p.status == "captured")
-    refunded = sum(r.amount for r in view.records.refunds_for(order.order_id)) + view.desk.refunded(order.order_id)
+    captured, refunded = view.paid(order)
     left = round(captured - refunded, 2)
     if amount > left + 0.005:
         why = f"only ${left:,.2f} of it is left to refund" if left > 0 else "it has nothing left to refund"
@@ -443,8 +448,7 @@ def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
     if view.desk.made("reship_order", order.order_id):
         return _result(call, REFUSED, f"Refused: order {order.order_id} was already reshipped."), view.desk
     # (a refund of money taken beyond the order's total, a duplicate charge or an overcharge, leaves it paid for)
-    captured = sum(p.amount for p in view.records.payments_for(order.order_id) if p.status == "captured")
-    refunded = sum(r.amount for r in view.records.refunds_for(order.order_id)) + view.desk.refunded(order.order_id)
+    captured, refunded = view.paid(order)
     if refunded > max(0.0, captured - order.total) + 0.005:
         return _result(call, REFUSED, f"Refused: order {order.order_id} was refunded."), view.desk
     last_scan = order.events[-1].when if order.events else order.placed
