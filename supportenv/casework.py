@@ -26,7 +26,7 @@ from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, ISSUE_TYPES_BY
 from supportenv.memo import cached_for_short_texts
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
-from supportenv.world.system_of_record import LineItem, Order, SystemOfRecord, days_before_today
+from supportenv.world.system_of_record import LineItem, Order, SignIn, SystemOfRecord, days_before_today
 
 T = TypeVar("T")
 
@@ -196,6 +196,12 @@ def _beyond_total(records: SystemOfRecord, order: Order) -> float:
     charge, an overcharge)."""
     captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
     return round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+
+
+def unknown_sign_in(scenario: Scenario) -> SignIn | None:
+    """The latest sign-in of the account, which it does not recognise, where only the customer can say
+    whose it was (Scenario.unknown_sign_in); None on other tickets."""
+    return scenario.records.account.sign_ins[0] if scenario.unknown_sign_in else None
 
 
 def articles_of_the_case(scenario: Scenario) -> frozenset[str]:

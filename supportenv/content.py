@@ -2155,6 +2155,28 @@ REACTIONS = {
         "Oh, I hadn't noticed I'd paid more than the checkout price. Good catch!",
         "Overcharged? I never spotted that, so I'm glad you caught it.",
     ),
+    # (expert task: asked whose the sign-in the account does not recognise was, or told of it; the
+    # customer alone knows: its own, on another device while away, or someone else's)
+    "sign_in_theirs": (
+        "Yes, that was me: I signed in on my work {device} while I was in {place}.",
+        "That one's mine, don't worry. I was in {place} and used my {device} there.",
+    ),
+    "sign_in_stranger": (
+        "No, that wasn't me! I haven't been to {place}, and I've never used a {device}.",
+        "That definitely wasn't me. I wasn't anywhere near {place}, and that {device} isn't mine.",
+    ),
+    "sign_in_again_theirs": ("As I said, that sign-in was mine.", "That was me, as I said."),
+    "sign_in_again_stranger": ("As I said, that sign-in wasn't me.", "Like I said, that wasn't me."),
+    # (a takeover the customer reported itself)
+    "sign_in_reported": (
+        "No, that wasn't me; that's the activity I wrote to you about.",
+        "Not me, no. That's exactly what I'm worried about.",
+    ),
+    # (asked of an account whose sign-ins are all the customer's)
+    "sign_in_all_theirs": (
+        "As far as I know those are all mine; I sign in on my {device}.",
+        "Yes, that's me; I only use my {device}.",
+    ),
     "still_open": (
         "But what about {remaining}?",
         "There's still {remaining}, though.",

@@ -302,6 +302,41 @@ def _fresh_pick(key: str, templates: tuple[str, ...], said: tuple[str, ...], wor
     return _pick(key, tuple(r for r in replies if r not in said) or replies)
 
 
+# A sign-in, in the words an agent may use ("the sign-in from York", "someone logged in", "a login"), and
+# a question of whose it was ("was that you?", "do you recognise it?", "was it yours?").
+_SIGN_IN_RE = re.compile(r"\b(?:sign(?:ed|ing)?[- ]?ins?|log(?:ged|ging)?[- ]?ins?|logins?)\b", re.IGNORECASE)
+_WHOSE_RE = re.compile(
+    r"\b(?:was|were|is) (?:that|this|it|these|those|they)(?: \w+)?(?: by)? (?:you|yours|your own)\b|\brecogni[sz]e"
+    r"|\bfamiliar\b|\byours\b|\bby you\b|\byou made\b|\b(?:was|were) (?:you|it you)\b",
+    re.IGNORECASE,
+)
+_ASKING_RE = re.compile(r"\?|\b(?:confirm|whether|let (?:me|us) know if)\b", re.IGNORECASE)
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+@cached_for_short_texts
+def asks_whose_sign_in(text: str) -> bool:
+    """Whether the text asks the customer whose a sign-in was: a question (or a request to confirm)
+    asking whose, about a sign-in named in it or in the sentence before ("I see a sign-in from York
+    on 28 Nov. Was that you?")."""
+    sentences = _SENTENCE_RE.split(text)
+    return any(
+        _ASKING_RE.search(sentence)
+        and _WHOSE_RE.search(sentence)
+        and (_SIGN_IN_RE.search(sentence) or (n and _SIGN_IN_RE.search(sentences[n - 1])))
+        for n, sentence in enumerate(sentences)
+    )
+
+
+def tells_of_a_sign_in(text: str, device: str, place: str) -> bool:
+    """Whether the text names this sign-in to the customer: a sentence about a sign-in naming its device
+    or its place ("we've escalated the sign-in from a Chromebook in York")."""
+    return any(
+        _SIGN_IN_RE.search(s) and (device.lower() in s.lower() or re.search(rf"\b{re.escape(place)}\b", s))
+        for s in _SENTENCE_RE.split(text)
+    )
+
+
 # How the customer says yes to an offer in the agent's answer (episode._yes_to), and how the
 # next step knows it did.
 YES_TO_OFFER = "Yes, please."

@@ -49,7 +49,7 @@ from supportenv.tools import (
     ToolResult,
     run_valid_call,
 )
-from supportenv.world import Scenario, tokenize
+from supportenv.world import TAKEOVER, Scenario, tokenize
 
 
 @dataclass
@@ -116,6 +116,8 @@ class EpisodeState:
     pushed_back: bool = False  # a judgement family's customer pushed back on what the records show
     # The step at which the money taken wrongly that the customer never noticed was refunded (0: not yet).
     unnoticed_refunded_at: int = 0
+    # The step the customer said whose the sign-in its locked account does not recognise was (0: not yet).
+    sign_in_told_at: int = 0
 
     @property
     def desk(self) -> Desk:
@@ -260,8 +262,20 @@ def offered_article_fits(scenario: Scenario, article_id: str) -> bool:
 
 
 def open_issues(scenario: Scenario, state: EpisodeState) -> list[str]:
-    """The issues still open: unanswered ones, and those to escalate until the escalation."""
-    return [*unsolved(scenario, state), *([] if state.escalated else scenario.expected.escalate_intents)]
+    """The issues still open: unanswered ones, and those to escalate until the escalation (as the
+    customer knows them: not a takeover on the records it has not heard of)."""
+    pending = (
+        []
+        if state.escalated
+        else [i for i in scenario.expected.escalate_intents if not _unheard_of(scenario, state, i)]
+    )
+    return [*unsolved(scenario, state), *pending]
+
+
+def _unheard_of(scenario: Scenario, state: EpisodeState, issue: str) -> bool:
+    """The issue is one the customer never raised nor heard of: the takeover of a sign-in on its records
+    that it has not been asked about."""
+    return issue == TAKEOVER and scenario.unknown_sign_in == "stranger" and not state.sign_in_told_at
 
 
 def start_state(scenario: Scenario, episode_id: str = "") -> EpisodeState:
@@ -496,7 +510,11 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
         state.responses += 1
         state.polite += is_polite(action.text)
-    return _gather(scenario, state, action, turn)
+    sign_in = _sign_in_words(scenario, state, action.text)
+    if sign_in and not action.fields:
+        turn.notes.append("a question about a sign-in on the account: only the customer knows whose it was")
+        return sign_in
+    return f"{sign_in} {_gather(scenario, state, action, turn)}".strip()
 
 
 def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -> bool:
@@ -623,6 +641,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     if due and "order_id" in state.revealed and scenario.facts_by_name["order_id"] in question and not asked:
         asked = ("order_id",)  # ("Is ORD-1 the one you mean? It was placed in March.")
     reply = _respond(scenario, state, action, turn, asked)
+    sign_in = _sign_in_words(scenario, state, action.text)
+    if sign_in:  # (what only the customer knows comes first, as a customer answers a direct question)
+        reply = f"{sign_in} {reply}".strip()
     if asked:
         got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
@@ -668,6 +689,8 @@ def _question_kind(question: str) -> str:
     q = question.strip()
     if not q.endswith("?") or _CHECK_IN_RE.search(q) or _SOMEONE_ELSE_RE.search(q) or _asks_for_photos(q):
         return ""
+    if customer.asks_whose_sign_in(q):
+        return ""  # (answered by _sign_in_words, with what only the customer knows)
     if customer.fields_in_question(q):
         return ""
     if puts_a_choice(q):
@@ -699,11 +722,13 @@ def _reply_to_question(scenario: Scenario, state: EpisodeState, turn: _Turn, que
 def is_clarifying_question(action: Action) -> bool:
     """Whether an answer is a short clarifying question: one that puts a choice to the customer or
     asks it something open, for no fact (a reasonable step, answered, never an irrelevant answer)."""
-    return (
-        action.kind == "respond_with_solution"
-        and len(action.text.split()) <= _CLARIFYING_WORDS
-        and _question_kind(_last_question(action.text)) in ("choice", "open")
-        and not _announces_a_hand_over(action.text)  # (that is the hand-over's to answer)
+    if action.kind != "respond_with_solution" or _announces_a_hand_over(action.text):
+        return False  # (a hand-over is the hand-over's to answer)
+    if customer.asks_whose_sign_in(action.text):
+        return True  # (whatever its length: it first tells the customer what the records show of the sign-in)
+    return len(action.text.split()) <= _CLARIFYING_WORDS and _question_kind(_last_question(action.text)) in (
+        "choice",
+        "open",
     )
 
 
@@ -913,6 +938,27 @@ def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:
     said = " ".join(t for who, t, step in state.history if who == "agent" and step > state.unnoticed_refunded_at)
     left_out = casework.missing_words(refund, said)
     return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
+
+
+def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
+    """What the customer says when the agent asks whose a sign-in on its account was, or tells it of the
+    one its locked account does not recognise: its own, someone else's (once, then "as I said"), the
+    stranger it wrote in about, or that every sign-in is its own. "" where the text does neither."""
+    if scenario.task_id != EXPERT_TASK_ID or not text:
+        return ""
+    unknown = casework.unknown_sign_in(scenario)
+    asked = customer.asks_whose_sign_in(text)
+    if not asked and not (unknown and customer.tells_of_a_sign_in(text, unknown.device, unknown.place)):
+        return ""
+    whose = scenario.unknown_sign_in
+    if not whose:
+        reported = TAKEOVER in {i.issue_id for i in scenario.intents}
+        device = scenario.records.account.devices[0].model
+        return _react("sign_in_reported" if reported else "sign_in_all_theirs", scenario, state, device=device)
+    if state.sign_in_told_at:
+        return _react(f"sign_in_again_{whose}", scenario, state)
+    state.sign_in_told_at = state.step
+    return _react(f"sign_in_{whose}", scenario, state, device=unknown.device, place=unknown.place)
 
 
 _NOTICED = "noticed_"  # (+ the kind of charge: the customer's reply on hearing of its refund)
@@ -1139,8 +1185,8 @@ def _yes_to(question: str) -> str:
     """What the customer says first to the question an answer ends with: a yes to an offer, a
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a
     request to do or send something, a question for facts, answered with the facts)."""
-    if puts_a_choice(question):  # no yes to an either-or: the customer chooses (_reply_to_question)
-        return ""
+    if puts_a_choice(question) or customer.asks_whose_sign_in(question):
+        return ""  # (no yes to an either-or, the customer chooses; nor to whose a sign-in was: it says)
     if _OFFER_RE.search(question):
         return customer.YES_TO_OFFER
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):
@@ -1382,10 +1428,13 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
+    sign_in = _sign_in_words(scenario, state, action.text)
     left = [i for i in unsolved(scenario, state) if i not in scenario.expected.escalate_intents]
     if left and scenario.expected.escalate:  # the customer still waits for an answer to the rest, and says so
-        return _react("handover_announced_open", scenario, state, remaining=customer.issue_words(left))
-    return _react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state)
+        reply = _react("handover_announced_open", scenario, state, remaining=customer.issue_words(left))
+    else:
+        reply = _react(customer.in_mood("escalated", _mood_after(state, turn)), scenario, state)
+    return f"{sign_in} {reply}".strip()
 
 
 # A customer who wrote that their phone is lost or its number gone, offered a call.
@@ -1443,9 +1492,12 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     state.terminated = True
     how = handled(scenario, state, state.task_id)
     untold = unnoticed_untold(scenario, state) if how == "proper" else ""
+    if how == "partial" and _only_the_unheard_of_is_left(scenario, state):
+        untold = "a sign-in the customer did not make, never escalated"
     if untold:
-        # Closed with the money taken wrongly still on the order, or its refund never told: the case is not
-        # handled, but the customer never knew of it and says goodbye as ever (audit round 60).
+        # Closed with the money taken wrongly still on the order, or its refund never told, or a stranger's
+        # sign-in never asked about: the case is not handled, but the customer never knew of it and says
+        # goodbye as ever (audit round 60).
         turn.add("resolve_partial")
         turn.notes.append(f"the ticket was closed with part of the case not handled ({untold})")
         return _react(customer.in_mood("closed", _mood_after(state, turn)), scenario, state)
@@ -1477,6 +1529,14 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if read:  # the customer read the article it was sent, and it did not settle the issue
         return _react("premature_after_article", scenario, state, issue=customer.issue_words(read))
     return _react("premature", scenario, state, issue=customer.issue_words(open_issues))
+
+
+def _only_the_unheard_of_is_left(scenario: Scenario, state: EpisodeState) -> bool:
+    """All is handled but the escalation of a takeover on the records the customer never heard of."""
+    exp = scenario.expected
+    if state.escalated or not state.category or unsolved(scenario, state) or missing_facts(scenario, state):
+        return False
+    return all(_unheard_of(scenario, state, i) for i in exp.escalate_intents)
 
 
 def _told_from_the_records(scenario: Scenario, state: EpisodeState, text: str, newly: list[str]) -> list[str]:

@@ -34,6 +34,7 @@ from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.text import is_rude, verdict
 from supportenv.tools import LOST_AFTER_DAYS
 from supportenv.world import Scenario, identity_proof
+from supportenv.world.system_of_record import SignIn
 
 
 def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
@@ -198,6 +199,26 @@ def _payments_check(scenario: Scenario, state: EpisodeState) -> Action | None:
     return None if look in state.actions else look
 
 
+def _sign_in_check(scenario: Scenario, state: EpisodeState) -> Action | None:
+    """The desk rules ask, of a locked account, whose the sign-in it does not recognise was: the
+    account's sign-ins read, then the customer asked (only it knows)."""
+    sign_in = casework.unknown_sign_in(scenario)
+    if sign_in is None or state.sign_in_told_at:
+        return None
+    look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
+    if look not in state.actions:
+        return look
+    return Action("respond_with_solution", text=sign_in_question(sign_in))
+
+
+def sign_in_question(sign_in: SignIn) -> str:
+    """The question whose a sign-in was, naming its device, place and day."""
+    return (
+        f"Thank you. Your account shows a sign-in on {sign_in.when} from a {sign_in.device} in {sign_in.place}, "
+        "which it does not recognise. Was that you?"
+    )
+
+
 def _look_up_before_escalating(scenario: Scenario, state: EpisodeState) -> Action | None:
     """The order of a refund above the cap, looked up before it is escalated: the records decide
     (it may be outside the return window, or refunded in part before); and an outage, checked on
@@ -226,6 +247,8 @@ def escalation_message(scenario: Scenario, state: EpisodeState) -> str:
     fact = _first_fact(scenario, state)
     ref = f" about {fact}" if fact else ""
     why = "Our policy requires a specialist here"
+    if scenario.unknown_sign_in == "stranger":
+        why = "As that sign-in was not you, someone else may have your password, and our security team must check"
     if scenario.task_id == EXPERT_TASK_ID and casework.over_the_cap(scenario):
         cap = scenario.policy.refund_cap(scenario.tier)
         why = f"The refund is above the {scenario.tier} refund cap of ${cap:,.0f} that I can approve"
@@ -279,7 +302,11 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
-    check = (_order_check(scenario, state) or _payments_check(scenario, state)) if task_id == EXPERT_TASK_ID else None
+    check = (
+        (_order_check(scenario, state) or _payments_check(scenario, state) or _sign_in_check(scenario, state))
+        if task_id == EXPERT_TASK_ID
+        else None
+    )
     if check is not None:
         return check
     desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None

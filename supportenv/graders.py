@@ -30,9 +30,11 @@ from supportenv.episode import (
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.tools import Change
-from supportenv.world import Scenario
+from supportenv.world import TAKEOVER, Scenario
 
-GRADER_VERSION = "graders-12"  # graders-12: the money taken wrongly that the customer never noticed (world-14)
+# graders-12: the money taken wrongly that the customer never noticed (world-14); graders-13: a stranger's
+# sign-in, a takeover escalated (world-15)
+GRADER_VERSION = "graders-13"
 
 
 @dataclass(frozen=True)
@@ -644,6 +646,14 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
     if casework.unnoticed_refund(scenario) is not None:
         # (the money taken wrongly that the customer never noticed: refunded, and told so)
         items.append((casework.UNNOTICED, unnoticed_untold(scenario, state)))
+    sign_in = casework.unknown_sign_in(scenario)
+    if sign_in is not None and scenario.unknown_sign_in == "stranger":
+        # (the sign-in the customer did not make: a takeover, escalated, which tells the customer too)
+        left = (
+            f"{TAKEOVER}: the sign-in of {sign_in.when} from a {sign_in.device} in {sign_in.place}, not the "
+            f"customer's, never escalated to security"
+        )
+        items.append((TAKEOVER, "" if state.escalated else left))
     return items
 
 

@@ -856,3 +856,110 @@ def test_round_64_days_named_once_articles_the_records_make_hand_overs_and_recor
         scenario, state, _ = play("oracle", "validation", s)
         if scenario.records.order(scenario.order_in_question):
             assert use_tool("look_up_order", order_id=scenario.order_in_question) in state.actions, s
+
+
+# ---- world-15: the sign-in a locked account does not recognise (only the customer knows whose) ----
+
+
+def test_world_15_unknown_sign_ins_are_drawn_on_locked_accounts_and_look_alike_whoever_made_them():
+    tickets = [new_episode(EXPERT_TASK_ID, "validation", s)[0] for s in range(600)]
+    drawn = [sc for sc in tickets if sc.unknown_sign_in]
+    assert 0.1 < len(drawn) / len(tickets) < 0.3
+    assert {sc.unknown_sign_in for sc in drawn} == {"theirs", "stranger"}
+    for sc in drawn:
+        issues = {i.issue_id for i in sc.intents}
+        assert "account_locked" in issues and not issues & {"account_takeover", "two_factor_lost"}
+        latest = sc.records.account.sign_ins[0]
+        assert casework.unknown_sign_in(sc) == latest and not latest.recognised
+        assert latest.device not in {d.model for d in sc.records.account.devices}
+        assert latest.place != sc.records.account.sign_ins[1].place and latest.place != "unknown location"
+        # (the records cannot tell them apart: only the customer can)
+        assert sc.records.account.two_factor in ("off", "app", "sms") and sc.records.account.status == "locked"
+        stranger = sc.unknown_sign_in == "stranger"
+        assert ("account_takeover" in sc.expected.escalate_intents) == stranger
+        assert sc.expected.escalate == stranger and (not stranger or sc.expected.department == "security")
+    text = " ".join(drawn[0].policy_text)
+    assert "only they can tell: ask them whether it was theirs" in text and "as account_takeover" in text
+
+
+def _sign_in_ticket(whose: str) -> int:
+    return _ticket(lambda sc: sc.unknown_sign_in == whose)
+
+
+@pytest.mark.parametrize("whose", ("theirs", "stranger"))
+def test_world_15_the_oracle_asks_whose_the_sign_in_was_and_acts_on_the_answer(whose):
+    scenario, state, grade = play("oracle", "validation", _sign_in_ticket(whose))
+    assert grade.passed and grade.score == pytest.approx(1.0)
+    sign_in = casework.unknown_sign_in(scenario)
+    asked = next(n for n, (who, text, _) in enumerate(state.history) if who == "agent" and "Was that you?" in text)
+    reply = state.history[asked + 1][1]
+    assert reply.split("!")[0].split(".")[0] in " ".join(content.REACTIONS[f"sign_in_{whose}"]).format(
+        device=sign_in.device, place=sign_in.place
+    )
+    assert sign_in.place in reply and state.escalated == (whose == "stranger")
+
+
+def test_world_15_a_stranger_sign_in_never_asked_about_fails_the_ticket_and_says_which(monkeypatch):
+    seed = _sign_in_ticket("stranger")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    monkeypatch.setattr(expert, "_sign_in_check", lambda scenario, state: None)  # (a desk that never reads them)
+
+    def close_instead(action):
+        return (
+            Action("mark_resolved", text="Done.") if action.kind in ("assign_department", "escalate_to_human") else None
+        )
+
+    _oracle_with(scenario, state, close_instead)
+    grade = grade_state(scenario, state)
+    parts = {c.name: c for c in grade.components}
+    assert not grade.passed
+    sign_in = casework.unknown_sign_in(scenario)
+    assert (
+        f"from a {sign_in.device} in {sign_in.place}, not the customer's, never escalated"
+        in parts["communication"].detail
+    )
+    # The customer never heard of it, so it says goodbye as ever (no complaint about an issue it never raised).
+    assert state.history[-1][1] in " ".join(
+        v for k, v in content.REACTIONS.items() if k.startswith("closed") for v in v
+    )
+
+
+def test_world_15_escalating_a_sign_in_the_customer_made_is_a_needless_escalation():
+    seed = _sign_in_ticket("theirs")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "mark_resolved")
+    step(scenario, state, Action("assign_department", department="security", text="Unrecognised sign-in."))
+    step(
+        scenario,
+        state,
+        Action("escalate_to_human", text="I'm sorry for the trouble; security will check that sign-in."),
+    )
+    step(scenario, state, Action("mark_resolved", text="Done."))
+    grade = grade_state(scenario, state)
+    assert not grade.passed and "rules: needless_escalation" in grade.failed_gates
+
+
+def test_world_15_the_customer_answers_whose_a_sign_in_was_however_it_is_asked():
+    seed = _sign_in_ticket("stranger")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    sign_in = casework.unknown_sign_in(scenario)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution" and "Was that you?" in a.text)
+    # asked in a question for facts with no field, the customer answers it, and the ask is not charged as needless
+    question = f"I can see someone logged in from {sign_in.place} on {sign_in.when}. Did you make that sign-in?"
+    result = step(scenario, state, Action("ask_for_more_info", fields=(), text=question))
+    assert "wasn't me" in state.history[-1][1] or "Not me" in state.history[-1][1] or "not me" in state.history[-1][1]
+    assert result.reward >= 0 and state.sign_in_told_at == state.step
+    # asked again: "as I said"
+    step(scenario, state, Action("respond_with_solution", text="Just to be sure, was that sign-in yours?"))
+    assert state.history[-1][1] in content.REACTIONS["sign_in_again_stranger"]
+    # no "Yes, that's right." to a question whose answer is no
+    assert "Yes, that's right" not in " ".join(text for who, text, _ in state.history if who == "customer")
+
+
+def test_world_15_asked_of_an_account_whose_sign_ins_are_all_its_own_the_customer_says_so():
+    seed = _ticket(lambda sc: not sc.unknown_sign_in and "account_locked" in {i.issue_id for i in sc.intents})
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.tool == "send_password_reset")
+    step(scenario, state, Action("respond_with_solution", text="Were those recent sign-ins on your account all yours?"))
+    device = scenario.records.account.devices[0].model
+    assert state.history[-1][1] in [r.format(device=device) for r in content.REACTIONS["sign_in_all_theirs"]]

@@ -62,10 +62,12 @@ SPLITS = ("train", "validation", "test")
 # The generator's version: a token of another version is refused, since its actions would replay
 # on different tickets or records. world-13: more judgement families, drawn on nine expert tickets in
 # ten whose first issue has one; orders list their discount and shipping fee. world-14: a parcel's
-# order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE).
-WORLD_VERSION = "world-14"
-# What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 and
-# world-14 do not (their tickets are world-11's but for the judgement families and the records).
+# order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE). world-15: a
+# locked account's latest sign-in from a device and a town it does not know, the customer's or a
+# stranger's, which only the customer can tell (P_UNKNOWN_SIGN_IN).
+WORLD_VERSION = "world-15"
+# What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
+# world-15 do not (their tickets are world-11's but for the judgement families and the records).
 TICKET_STREAM = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
@@ -209,6 +211,11 @@ class Scenario:
     # (UNNOTICED_CHARGES: twice, or more than its listed total), or "": the desk finds it on the order's
     # payments and refunds the money taken beyond the total, unasked (P_UNNOTICED_CHARGE).
     unnoticed_charge: str = ""
+    # Whose was the latest sign-in of a locked account, from a device and a town the account does not
+    # know (UNKNOWN_SIGN_INS): the customer's own ("theirs"), or someone else's ("stranger": a takeover,
+    # escalated to security); "" when there is none. Only the customer knows, so the desk asks
+    # (P_UNKNOWN_SIGN_IN).
+    unknown_sign_in: str = ""
 
     @property
     def order_in_question(self) -> str:
@@ -319,6 +326,7 @@ class Scenario:
             **({"family": self.family} if self.family else {}),
             **({"meant_order_id": self.meant_order_id} if self.meant_order_id else {}),
             **({"unnoticed_charge": self.unnoticed_charge} if self.unnoticed_charge else {}),
+            **({"unknown_sign_in": self.unknown_sign_in} if self.unknown_sign_in else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -918,6 +926,31 @@ def _draw_unnoticed_charge(intents: tuple[IssueType, ...], facts: dict[str, str]
     return rng.choice(UNNOTICED_CHARGES)
 
 
+# How often an expert ticket about a locked account finds it signed in lately from a device and a town
+# it does not know; whose the sign-in was, only the customer can say.
+P_UNKNOWN_SIGN_IN = 0.5
+UNKNOWN_SIGN_INS = ("theirs", "stranger")
+# A sign-in someone else made is a takeover: escalated to security, as the customer's own report would be.
+TAKEOVER = "account_takeover"
+# (never beside an issue already about who is signed in, nor one a human takes over: the escalation a
+# stranger's sign-in needs must be its own to be earned)
+_SIGN_IN_ISSUES = ("account_locked",)
+_NOT_BESIDE_A_SIGN_IN = ("account_takeover", "two_factor_lost")
+
+
+def _draw_unknown_sign_in(
+    intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant, rng: random.Random
+) -> str:
+    """Whose the unknown latest sign-in of the locked account a ticket is about was ("" if there is none):
+    drawn from a generator of its own, so that it moves no other draw of the ticket."""
+    issues = {i.issue_id for i in intents}
+    if not issues & set(_SIGN_IN_ISSUES) or issues & set(_NOT_BESIDE_A_SIGN_IN) or IDENTITY_FACT not in facts:
+        return ""
+    if any(needs_escalation(i, tier, facts, policy) for i in intents) or rng.random() >= P_UNKNOWN_SIGN_IN:
+        return ""
+    return rng.choice(UNKNOWN_SIGN_INS)
+
+
 def _date_the_order_meant_lately(
     intents: tuple[IssueType, ...], family: str, facts: dict[str, str], rng: random.Random
 ) -> None:
@@ -978,9 +1011,12 @@ def _expected(
     task_id: str = "",
     family: str = "",
     mixup: bool = False,
+    takeover: bool = False,
 ) -> Expected:
     primary = intents[0]
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
+    # (a sign-in the customer did not make, found on the records: a takeover, escalated as one)
+    escalating += (ISSUE_TYPES_BY_ID[TAKEOVER],) if takeover else ()
     needed: list[str] = []
     for issue in intents:
         needed.extend(f for f in issue.required_facts if f not in needed)
@@ -1028,7 +1064,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
-    family, meant_order_id, unnoticed = "", "", ""
+    family, meant_order_id, unnoticed, unknown_sign_in = "", "", "", ""
     if task_id == EXPERT_TASK_ID:
         # (drawn from a generator of its own, so that it changes no other draw)
         family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
@@ -1042,6 +1078,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
             _date_the_order_meant_lately(intents, family, facts, mixup_rng)
         unnoticed_rng = rng_for(task_id, split, seed, "unnoticed charge", world_key=world_key)
         unnoticed = _draw_unnoticed_charge(intents, facts, unnoticed_rng)
+        sign_in_rng = rng_for(task_id, split, seed, "unknown sign-in", world_key=world_key)
+        unknown_sign_in = _draw_unknown_sign_in(intents, tier, facts, policy, sign_in_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
@@ -1092,11 +1130,22 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         policy=policy,
         policy_text=policy_rules(policy) + (desk_rules(policy) if task_id == EXPERT_TASK_ID else ()),
         prefix_steps=int(rng.random() < P_COLLEAGUE_ASKED) if task_id == "action_selection" else 0,
-        expected=_expected(intents, tier, impact, facts, policy, task_id, family, bool(meant_order_id)),
+        expected=_expected(
+            intents,
+            tier,
+            impact,
+            facts,
+            policy,
+            task_id,
+            family,
+            bool(meant_order_id),
+            takeover=unknown_sign_in == "stranger",
+        ),
         products=products,
         # The records draw from a generator of their own, so that they change no other draw.
         record_seed=rng_for(task_id, split, seed, "records", world_key=world_key).getrandbits(64),
         family=family,
         meant_order_id=meant_order_id,
         unnoticed_charge=unnoticed,
+        unknown_sign_in=unknown_sign_in,
     )

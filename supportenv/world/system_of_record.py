@@ -74,6 +74,8 @@ _FIRST_NAMES = {
 _SURNAMES = ("Okafor", "Lindqvist", "Moreau", "Haddad", "Kowalski", "Tanaka", "Brennan", "Silva", "Novak", "Osei")
 _STREETS = ("Kings Road", "Canal Street", "Orchard Lane", "Bridge Street", "Castle Hill", "Market Row")
 _TOWNS = ("Manchester", "Galway", "Ghent", "Nantes", "Braga", "York")
+# The devices a sign-in the account does not know comes from (none the customer's own account lists).
+UNKNOWN_DEVICES = ("Windows PC", "Linux laptop", "Chromebook", "iPad Air", "Galaxy Tab S9")
 _SERVICES = ("dashboard", "api", "mobile app", "sign-in", "reports", "webhooks")
 _CANCELLED_PLAN = content.PLANS[1]  # a subscription its customer cancels is monthly (see subscriptions)
 _FAILED_SIGN_INS_TO_LOCK = 5
@@ -332,6 +334,14 @@ class _Builder:
             # Someone else signed in from a device and a place the customer has never used.
             stranger = SignIn(_iso(_day(0)), self.rng.choice(("Windows PC", "Linux laptop")), "unknown location", False)
             sign_ins.insert(0, stranger)
+        if self.scenario.unknown_sign_in:
+            # The latest sign-in, from a device and a town the account does not know: the same draw
+            # whoever made it (the customer away on another device, or someone else), so that only the
+            # customer can tell (Scenario.unknown_sign_in).
+            home = sign_ins[0].place
+            device = self.rng.choice([d for d in UNKNOWN_DEVICES if d != device_model])
+            place = self.rng.choice([t for t in _TOWNS if t != home])
+            sign_ins.insert(0, SignIn(_iso(_day(self.rng.randrange(0, recent + 1))), device, place, False))
         two_factor = "app" if "two_factor_lost" in self.issues else self.rng.choice(("off", "app", "sms"))
         if "account_takeover" in self.issues:
             two_factor = "off"  # how the stranger got in with the password alone
