@@ -660,6 +660,37 @@ class RefundDuplicatesPolicy(_Base):
         return Action("mark_resolved", text="Resolved.")
 
 
+class SecureTheAccountPolicy(_Base):
+    """Treats every ticket as a locked account someone else got into, whatever the customer wrote: sends a
+    password reset, routes to security and escalates the sign-in, closes (world-15's stranger's sign-in,
+    secured blindly, never asking whose it was)."""
+
+    name = "secure_account"
+
+    def choose(self, obs: Observation) -> Action:
+        issue = ISSUE_TYPES_BY_ID["account_locked"]
+        email = dict(obs.revealed_facts).get("account_email", "")
+        desk = TOOL_KIND in obs.allowed_actions and email
+        script = [
+            Action("classify_issue", category=issue.category, priority="urgent", issue_type=issue.issue_id),
+            Action("ask_for_more_info", fields=("account_email",), text="Could you share your account email, please?"),
+            *([use_tool("send_password_reset", account_email=email)] if desk else []),
+            Action(
+                "respond_with_solution",
+                text="Thank you! I have sent a password reset link to that address; your account unlocks once the "
+                "reset is complete.",
+                article_id=issue.article_id,
+            ),
+            Action("assign_department", department="security", text="Sign-in the account does not recognise."),
+            Action(
+                "escalate_to_human",
+                text="I'm sorry for the trouble. Your account shows a sign-in it does not recognise, so our security "
+                "team will check it and contact you shortly.",
+            ),
+        ]
+        return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
 def _second_charges(data: dict) -> list[tuple[str, float]]:
     """(order id, amount) of each order's captured payments beyond its first, less its refunds."""
     captured: dict[str, list[float]] = {}
@@ -694,6 +725,7 @@ POLICIES: dict[str, type[Policy]] = {
         RefundEverythingPolicy,
         RefundDuplicatesPolicy,
         RefundExcessPolicy,
+        SecureTheAccountPolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
@@ -716,6 +748,7 @@ EXPLOITS = (
     "refund_everything",
     "refund_duplicates",
     "refund_excess",
+    "secure_account",
 )
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)

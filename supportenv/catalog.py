@@ -311,10 +311,11 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "because of the cap). Offer or promise nothing the tools do not do (an article's shipping credit, store "
         "credit, carrier trace, status-update subscription or updated receipt): tell the customer what the tools "
         "did and what the records show.",
-        "A customer who cannot sign in (a locked account): read the account's sign-ins (look_up_customer). One "
-        "it does not recognise (recognised: false) may be theirs on another device, or someone else's, and only "
-        "they can tell: ask them whether it was theirs, naming its device, place and day. One they did not make "
-        "is a takeover: besides the reset, route it to security and escalate it, as account_takeover; one they "
+        "Read the sign-ins of the customer's account (look_up_customer) once you have its email, whatever they "
+        "write about. One it does not recognise (recognised: false) may be theirs on another device, or someone "
+        "else's, and only they can tell: ask them whether it was theirs, naming its device, place and day (a "
+        "question in an answer, or ask_for_more_info with no field). One they did not make is a takeover: route "
+        "it to security and escalate it, as account_takeover (a locked account still gets its reset); one they "
         "made needs nothing more.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "

@@ -501,10 +501,14 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     if _answers_in_a_question(scenario, state, action.text):
         # A question whose words also give an open issue's solution ("Could you send the order
         # number? And yes, express delivery is available ..."): the customer reads the answer, so
-        # it is applied as one, and the fields asked are asked as ever.
+        # it is applied as one, and the fields asked are asked as ever (none, for a question whose
+        # sign-in it was: the customer says, first).
         asking = tuple(f for f in action.fields if f not in state.revealed and f in scenario.facts_by_name)
         reply = _respond(scenario, state, action, turn, asking)
-        return f"{_gather(scenario, state, action, turn)} {reply}".strip()
+        sign_in = _sign_in_words(scenario, state, action.text)
+        if sign_in and not action.fields:
+            return f"{sign_in} {reply}".strip()
+        return f"{sign_in} {_gather(scenario, state, action, turn)} {reply}".strip()
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
@@ -918,7 +922,15 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))
     # An answer that offers something (wherever the offer stands: a question for facts may
     # follow it) or asks for a confirmation gets its yes first.
-    yes = customer.YES_TO_OFFER if _makes_an_offer(action.text) else _yes_to(_last_question(action.text))
+    # (no "Yes, that's right." to "... a sign-in from York. Was that you?": whose it was, the customer says)
+    asks_whose = customer.asks_whose_sign_in(action.text)
+    yes = (
+        customer.YES_TO_OFFER
+        if _makes_an_offer(action.text)
+        else ""
+        if asks_whose
+        else _yes_to(_last_question(action.text))
+    )
     reply = f"{yes} {reply}" if yes else reply
     if noticed:
         reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
@@ -956,7 +968,8 @@ def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
         device = scenario.records.account.devices[0].model
         return _react("sign_in_reported" if reported else "sign_in_all_theirs", scenario, state, device=device)
     if state.sign_in_told_at:
-        return _react(f"sign_in_again_{whose}", scenario, state)
+        # (asked again: "as I said"; told of it again, say an escalation naming it: nothing more to say)
+        return _react(f"sign_in_again_{whose}", scenario, state) if asked else ""
     state.sign_in_told_at = state.step
     return _react(f"sign_in_{whose}", scenario, state, device=unknown.device, place=unknown.place)
 
@@ -1409,6 +1422,12 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     if scenario.expected.escalate:
         _check_identity(scenario, state)
         turn.add("escalate_required")
+        if scenario.unknown_sign_in == "stranger" and not state.sign_in_told_at:
+            # Right as it turns out, but the rules say only the customer can tell: an unrecognised sign-in is
+            # not escalated unasked (it is as often the customer's own).
+            turn.add("escalate_unasked")
+            state.violations.append("takeover_unasked")
+            turn.notes.append("the customer was never asked whether that sign-in was theirs: only they can tell")
         if state.task_id == EXPERT_TASK_ID:
             # (a lost parcel whose refund goes to the specialist is settled with it: not reshipped)
             settled = [i for i in casework.settled_by_escalation(scenario) if i not in state.solved_intents]

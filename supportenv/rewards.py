@@ -56,6 +56,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "escalate_premium_bonus": (0.1, "extra for a required escalation of a premium or enterprise customer"),
     "escalate_unneeded": (-0.3, "escalate_to_human when not required"),
     "escalate_repeat": (-0.1, "escalate_to_human again"),
+    "escalate_unasked": (
+        -0.3,
+        "escalate_to_human of a sign-in the account does not recognise as a takeover, before asking the customer "
+        "whether it was theirs (expert task)",
+    ),
     "callback_ok": (
         0.1,
         "request_callback for a premium or enterprise customer whose case policy says to escalate (first time)",

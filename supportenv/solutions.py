@@ -278,14 +278,19 @@ def phrases_said(text: str) -> Counter[str]:
     for clause in _CLAUSE_END_RE.split(text):
         stems = content_stems(clause)
         ends: dict[str, int] = {}  # where each phrase's last match ended: a phrase never overlaps itself
+        # (nor one of its issue's other phrases: "the public roadmap" says "public roadmap" once, not "the
+        # roadmap" too, so that one mention is not counted as two; audit round 65)
+        spans: list[tuple[str, int, int]] = []
         for start, first in enumerate(stems):
-            for phrase_stems, phrase, _ in _BY_FIRST_STEM.get(first, ()):
+            for phrase_stems, phrase, owner in _BY_FIRST_STEM.get(first, ()):
                 if start < ends.get(phrase, 0):
                     continue
                 end = _span(stems, start, phrase_stems)
-                if end is not None:
-                    said[phrase] += 1
-                    ends[phrase] = end
+                if end is None or any(o == owner and start < e and b < end for o, b, e in spans):
+                    continue
+                said[phrase] += 1
+                ends[phrase] = end
+                spans.append((owner, start, end))
     return said
 
 
@@ -418,12 +423,18 @@ _LATER_WHEN_RE = re.compile(
 )
 
 
+# A sentence that opens with what the agent will do after it ("Before I unlock your account, one quick
+# question: ..."): the fix it names comes later (audit round 65).
+_BEFORE_I_RE = re.compile(r"^\W*(?:\w+,\s+)?before (?:i|we)\b")
+
+
 def announcements(text: str) -> tuple[str, ...]:
     """The sentences of `text` that only announce what the agent will turn to later."""
     return tuple(
         sentence
         for sentence in _SENTENCE_END_RE.split(text)
-        if _LATER_VERB_RE.search(sentence.lower()) and _LATER_WHEN_RE.search(sentence.lower())
+        if (_LATER_VERB_RE.search(sentence.lower()) and _LATER_WHEN_RE.search(sentence.lower()))
+        or _BEFORE_I_RE.search(sentence.lower())
     )
 
 

@@ -62,9 +62,9 @@ SPLITS = ("train", "validation", "test")
 # The generator's version: a token of another version is refused, since its actions would replay
 # on different tickets or records. world-13: more judgement families, drawn on nine expert tickets in
 # ten whose first issue has one; orders list their discount and shipping fee. world-14: a parcel's
-# order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE). world-15: a
-# locked account's latest sign-in from a device and a town it does not know, the customer's or a
-# stranger's, which only the customer can tell (P_UNKNOWN_SIGN_IN).
+# order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE). world-15: the
+# account's latest sign-in from a device and a town it does not know, the customer's or a stranger's,
+# which only the customer can tell (P_UNKNOWN_SIGN_IN); the locked account rarer as a second issue.
 WORLD_VERSION = "world-15"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-15 do not (their tickets are world-11's but for the judgement families and the records).
@@ -211,7 +211,7 @@ class Scenario:
     # (UNNOTICED_CHARGES: twice, or more than its listed total), or "": the desk finds it on the order's
     # payments and refunds the money taken beyond the total, unasked (P_UNNOTICED_CHARGE).
     unnoticed_charge: str = ""
-    # Whose was the latest sign-in of a locked account, from a device and a town the account does not
+    # Whose was the latest sign-in of the account, from a device and a town the account does not
     # know (UNKNOWN_SIGN_INS): the customer's own ("theirs"), or someone else's ("stranger": a takeover,
     # escalated to security); "" when there is none. Only the customer knows, so the desk asks
     # (P_UNKNOWN_SIGN_IN).
@@ -527,6 +527,9 @@ _INTENT_COUNTS = {
 }
 # How often an expert ticket's second issue is about the records too (two cases worked on the desk at once).
 P_SECOND_RECORD_ISSUE = 0.7
+# The records issue that fits every first issue, and how often a second issue drawn as it stays it.
+_FITS_ALL = "account_locked"
+P_LOCKED_SECOND = 0.15
 
 
 def _fit_together(issue: IssueType, other: IssueType) -> bool:
@@ -573,6 +576,11 @@ def _pick_intents(task_id: str, tier: str, rng: random.Random) -> tuple[IssueTyp
             continue  # the expert task's ticket is about something the records hold
         if second_on_record and len(chosen) == 1 and issue.issue_id not in RECORD_ISSUES:
             continue  # (every first issue fits some other records issue: account_locked fits them all)
+        if second_on_record and len(chosen) == 1 and issue.issue_id == _FITS_ALL and rng.random() >= P_LOCKED_SECOND:
+            # Fitting every first issue, the locked account would be on two expert tickets in five, and a
+            # script sending a reset blindly would earn on them: as often, the second issue is any other.
+            second_on_record = False
+            continue
         if task_id == EXPERT_TASK_ID and any(_two_sums(issue, other) for other in chosen):
             continue
         if not chosen and issue.issue_id in content.ALWAYS_PRESSING and rng.random() < 0.5:
@@ -926,27 +934,38 @@ def _draw_unnoticed_charge(intents: tuple[IssueType, ...], facts: dict[str, str]
     return rng.choice(UNNOTICED_CHARGES)
 
 
-# How often an expert ticket about a locked account finds it signed in lately from a device and a town
-# it does not know; whose the sign-in was, only the customer can say.
+# How often an expert ticket finds the account signed in lately from a device and a town it does not
+# know: on a locked account, and on any other whose email the case needs (where the customer writes about
+# something else, and the desk reads the account all the same); whose the sign-in was, only the customer
+# can say.
 P_UNKNOWN_SIGN_IN = 0.5
+P_UNKNOWN_SIGN_IN_ELSEWHERE = 0.15
 UNKNOWN_SIGN_INS = ("theirs", "stranger")
 # A sign-in someone else made is a takeover: escalated to security, as the customer's own report would be.
 TAKEOVER = "account_takeover"
 # (never beside an issue already about who is signed in, nor one a human takes over: the escalation a
 # stranger's sign-in needs must be its own to be earned)
-_SIGN_IN_ISSUES = ("account_locked",)
+_LOCKED = "account_locked"
 _NOT_BESIDE_A_SIGN_IN = ("account_takeover", "two_factor_lost")
 
 
 def _draw_unknown_sign_in(
-    intents: tuple[IssueType, ...], tier: str, facts: dict[str, str], policy: PolicyVariant, rng: random.Random
+    intents: tuple[IssueType, ...],
+    tier: str,
+    facts: dict[str, str],
+    policy: PolicyVariant,
+    needed: tuple[str, ...],
+    rng: random.Random,
 ) -> str:
-    """Whose the unknown latest sign-in of the locked account a ticket is about was ("" if there is none):
-    drawn from a generator of its own, so that it moves no other draw of the ticket."""
+    """Whose the unknown latest sign-in of the account was ("" if there is none), where the case needs the
+    account's email (`needed`: the facts it needs), so that the desk reads the account: drawn from a
+    generator of its own, so that it moves no other draw of the ticket."""
     issues = {i.issue_id for i in intents}
-    if not issues & set(_SIGN_IN_ISSUES) or issues & set(_NOT_BESIDE_A_SIGN_IN) or IDENTITY_FACT not in facts:
+    if issues & set(_NOT_BESIDE_A_SIGN_IN) or IDENTITY_FACT not in needed:
         return ""
-    if any(needs_escalation(i, tier, facts, policy) for i in intents) or rng.random() >= P_UNKNOWN_SIGN_IN:
+    if any(needs_escalation(i, tier, facts, policy) for i in intents):
+        return ""
+    if rng.random() >= (P_UNKNOWN_SIGN_IN if _LOCKED in issues else P_UNKNOWN_SIGN_IN_ELSEWHERE):
         return ""
     return rng.choice(UNKNOWN_SIGN_INS)
 
@@ -1079,7 +1098,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         unnoticed_rng = rng_for(task_id, split, seed, "unnoticed charge", world_key=world_key)
         unnoticed = _draw_unnoticed_charge(intents, facts, unnoticed_rng)
         sign_in_rng = rng_for(task_id, split, seed, "unknown sign-in", world_key=world_key)
-        unknown_sign_in = _draw_unknown_sign_in(intents, tier, facts, policy, sign_in_rng)
+        needed = _expected(intents, tier, "normal", facts, policy, task_id, family, bool(meant_order_id)).facts
+        unknown_sign_in = _draw_unknown_sign_in(intents, tier, facts, policy, needed, sign_in_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
