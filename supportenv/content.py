@@ -2162,7 +2162,7 @@ REACTIONS = {
         "That one's mine, don't worry. I was in {place} and used my {device} there.",
     ),
     "sign_in_stranger": (
-        "No, that wasn't me! I haven't been to {place}, and I've never used a {device}.",
+        "No, that wasn't me! I haven't been to {place}, and I don't own that {device}.",
         "That definitely wasn't me. I wasn't anywhere near {place}, and that {device} isn't mine.",
     ),
     "sign_in_again_theirs": ("As I said, that sign-in was mine.", "That was me, as I said."),

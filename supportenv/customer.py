@@ -328,6 +328,11 @@ def asks_whose_sign_in(text: str) -> bool:
     )
 
 
+def asks_whose(question: str) -> bool:
+    """Whether a question asks whose something was ("Could you let me know whether that was you?")."""
+    return bool(_WHOSE_RE.search(question))
+
+
 def tells_of_a_sign_in(text: str, device: str, place: str) -> bool:
     """Whether the text names this sign-in to the customer: a sentence about a sign-in naming its device
     or its place ("we've escalated the sign-in from a Chromebook in York")."""

@@ -648,6 +648,8 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     sign_in = _sign_in_words(scenario, state, action.text)
     if sign_in:  # (what only the customer knows comes first, as a customer answers a direct question)
         reply = f"{sign_in} {reply}".strip()
+        if customer.asks_whose(question):
+            question = ""  # ("Could you let me know whether that was you?" is answered, not promised a report)
     if asked:
         got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
@@ -1701,7 +1703,21 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.notes.append(f"{call.label()} is no change this case needs")
     else:
         turn.add("tool_used")
+        if _reads_the_sign_ins_unasked_by_the_case(scenario, state, call.name):
+            # The rules ask for the account's sign-ins once its email is in, whatever the ticket; where the
+            # case itself never needs the email, the expert never has it to read them: an extra the rules
+            # ask for, not counted against the expert's steps and cost (audit round 66).
+            state.courtesy_steps += 1
+            state.courtesy_cost += spec.cost
+            turn.notes.append("the account's sign-ins read, as the rules ask once you have its email: not counted")
     return ""
+
+
+def _reads_the_sign_ins_unasked_by_the_case(scenario: Scenario, state: EpisodeState, tool: str) -> bool:
+    """The episode's first look-up of the account, on an expert ticket whose case never needs its email."""
+    if tool != "look_up_customer" or scenario.task_id != EXPERT_TASK_ID or IDENTITY_FACT in scenario.expected.facts:
+        return False
+    return sum(a.kind == TOOL_KIND and a.tool == "look_up_customer" for a in state.actions) == 1
 
 
 def _invalid(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

@@ -202,7 +202,7 @@ def _payments_check(scenario: Scenario, state: EpisodeState) -> Action | None:
 def _sign_in_check(scenario: Scenario, state: EpisodeState) -> Action | None:
     """The desk rules ask that the account's sign-ins be read once its email is in, whatever the ticket
     is about, and the customer asked whose one the account does not recognise was (only it knows)."""
-    if "account_email" not in scenario.expected.facts or "account_email" not in state.revealed:
+    if "account_email" not in state.revealed:
         return None
     look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
     if look not in state.actions:

@@ -1050,3 +1050,37 @@ def test_world_15_a_sign_in_on_a_ticket_about_something_else_is_asked_about_and_
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution" and "Was that you?" in a.text)
     result = step(scenario, state, Action("escalate_to_human", text="A sign-in your account does not know: security."))
     assert dict(result.breakdown)["escalate_unasked"] == -0.3 and "takeover_unasked" in state.violations
+
+
+def test_round_66_reading_the_sign_ins_the_rules_ask_for_is_never_charged_and_the_question_is_answered():
+    """Audit round 66: the rules ask for the account's sign-ins once its email is in, but on a ticket whose
+    case never needs the email the expert never had it, so a player who asked for it (free, for verification)
+    and read the account was charged a look-up; "Could you please let me know whether that was you?" after a
+    sentence naming the sign-in drew "Will do, I'll tell you if it works." too; "a iPad Air"."""
+    seed = _ticket(lambda sc: "account_email" not in sc.expected.facts and "account_email" in sc.facts_by_name)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "ask_for_more_info")
+    asked = expert.expert_action(scenario, state, EXPERT_TASK_ID).fields  # (the email asked with the rest)
+    step(scenario, state, Action("ask_for_more_info", fields=(*asked, "account_email"), text="Could you share these?"))
+    if state.done or "account_email" not in state.revealed:
+        pytest.skip("no email given")
+    step(scenario, state, use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"]))
+    _oracle_with(scenario, state, lambda a: None)
+    grade = grade_state(scenario, state)
+    parts = {c.name: c for c in grade.components}
+    assert grade.passed and parts["efficiency"].score == pytest.approx(1.0), parts["efficiency"].detail
+
+    seed = _sign_in_ticket("stranger")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    sign_in = casework.unknown_sign_in(scenario)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution" and "Was that you?" in a.text)
+    text = (
+        f"Thank you. For your security: I see a sign-in on {sign_in.when} from an {sign_in.device} in "
+        f"{sign_in.place} that we do not recognise. Could you please let me know whether that was you?"
+    )
+    step(scenario, state, Action("respond_with_solution", text=text))
+    reply = state.history[-1][1]
+    assert not any(r in reply for r in content.REACTIONS["question_report"]) and " a iPad" not in reply
+    assert reply in [
+        r.format(device=sign_in.device, place=sign_in.place) for r in content.REACTIONS["sign_in_stranger"]
+    ]
