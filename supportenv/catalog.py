@@ -300,9 +300,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         f"{LOST_AFTER_DAYS} days or more is lost: reship it, or refund it where the customer wants the money "
         "back (never both). An order can be sent to a new address until it is delivered. Cancel only the "
         "subscription the customer asks to end; send a password reset to a locked account. Put right what the "
-        "records show is wrong with what the customer raises, though they only ask about it, and with the order "
-        "they write about, though they have not noticed it (and tell them); where they say several orders went "
-        "wrong, check every one.",
+        "records show is wrong with what the customer raises, though they only ask about it, and, though they "
+        "have not noticed it, with the order they write about and with their account (read it once you have its "
+        "email), and tell them; where they say several orders went wrong, check every one.",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS} (a refund the desk issues; the bank's 5-10 business "
         "days of KB-REF-02 are for one issued before); a reship, a new address, a cancellation or a reset "
@@ -311,12 +311,11 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "because of the cap). Offer or promise nothing the tools do not do (an article's shipping credit, store "
         "credit, carrier trace, status-update subscription or updated receipt): tell the customer what the tools "
         "did and what the records show.",
-        "Read the sign-ins of the customer's account (look_up_customer) once you have its email, whatever they "
-        "write about. One it does not recognise (recognised: false) may be theirs on another device, or someone "
-        "else's, and only they can tell: ask them whether it was theirs, naming its device, place and day (a "
-        "question in an answer, or ask_for_more_info with no field). One they did not make is a takeover: route "
-        "it to security and escalate it, as account_takeover (a locked account still gets its reset); one they "
-        "made needs nothing more.",
+        "A sign-in the account does not recognise (recognised: false) may be the customer's on another device, "
+        "or someone else's, and only they can tell: ask them whether it was theirs, naming its device, place and "
+        "day (a question in an answer, or ask_for_more_info with no field). One they did not make is a takeover: "
+        "route it to security and escalate it, as account_takeover (a locked account still gets its reset); one "
+        "they made needs nothing more.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
         "later attempt went through, that it did and the day). Payments are "

@@ -621,7 +621,7 @@ def test_a_duplicate_charge_the_customer_never_noticed_is_refunded_and_told():
             assert len(captured) == 1 and 0.04 * order.total < captured[0] - order.total < 0.2 * order.total
         assert "account_email" in sc.facts_by_name and "order_id" in sc.facts_by_name
         assert casework.unnoticed_refund(sc).value == f"{sum(captured) - order.total:.2f}"
-    assert "though they have not noticed it" in " ".join(unnoticed[0].policy_text)
+    assert "though they have not noticed it, with the order they write about" in " ".join(unnoticed[0].policy_text)
     for kind in ("duplicate", "overcharge"):
         _the_unnoticed_charge_refunded_told_or_left(next(sc.seed for sc in unnoticed if sc.unnoticed_charge == kind))
 
@@ -887,7 +887,8 @@ def test_world_15_unknown_sign_ins_are_drawn_where_the_account_is_read_and_look_
         assert ("account_takeover" in sc.expected.escalate_intents) == stranger
         assert sc.expected.escalate == stranger and (not stranger or sc.expected.department == "security")
     text = " ".join(drawn[0].policy_text)
-    assert "whatever they write about" in text and "only they can tell: ask them whether it was theirs" in text
+    assert "with their account (read it once you have its email)" in text
+    assert "only they can tell: ask them whether it was theirs" in text
     assert "as account_takeover" in text
 
 
