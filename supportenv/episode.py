@@ -855,7 +855,13 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     left = unsolved(scenario, state)
     # Escalations not yet begun, and the safe first steps of one this answer gives besides:
     # credited as when given on their own (the same words earn the same in one message or two).
-    escalations = [] if state.escalated else [i for i in exp.escalate_intents if i not in state.interim_answers]
+    # (not a takeover on the records the customer has not heard of, nor one this answer first tells it of:
+    # it says whose the sign-in was, and the hand-over comes next; audit round 67)
+    escalations = (
+        []
+        if state.escalated
+        else [i for i in exp.escalate_intents if i not in state.interim_answers and not _unheard_of(scenario, state, i)]
+    )
     first_steps = [] if state.escalated else first_steps_given(scenario, state, action.text, judged.solves)
     if first_steps:
         state.interim_answers.extend(first_steps)

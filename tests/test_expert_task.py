@@ -887,7 +887,7 @@ def test_world_15_unknown_sign_ins_are_drawn_where_the_account_is_read_and_look_
         assert ("account_takeover" in sc.expected.escalate_intents) == stranger
         assert sc.expected.escalate == stranger and (not stranger or sc.expected.department == "security")
     text = " ".join(drawn[0].policy_text)
-    assert "with their account (read it once you have its email)" in text
+    assert "with their account's security (read the account once you have its email)" in text
     assert "only they can tell: ask them whether it was theirs" in text
     assert "as account_takeover" in text
 
@@ -1085,3 +1085,17 @@ def test_round_66_reading_the_sign_ins_the_rules_ask_for_is_never_charged_and_th
     assert reply in [
         r.format(device=sign_in.device, place=sign_in.place) for r in content.REACTIONS["sign_in_stranger"]
     ]
+
+
+def test_round_67_a_customer_first_told_of_a_sign_in_does_not_ask_after_it_in_the_same_breath(monkeypatch):
+    """Audit round 67: an answer that asked whose a sign-in was drew "That definitely wasn't me ... You haven't
+    got to the suspicious activity on my account yet, though": the hand-over comes after the answer."""
+    seed = _sign_in_ticket("stranger")
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    sign_in = casework.unknown_sign_in(scenario)
+    monkeypatch.setattr(expert, "_sign_in_check", lambda scenario, state: None)  # (asked in the first answer)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    answer = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+    question = f" Also, I see a sign-in on {sign_in.when} from a {sign_in.device} in {sign_in.place}. Was that you?"
+    step(scenario, state, Action("respond_with_solution", text=answer.text + question, article_id=answer.article_id))
+    assert state.sign_in_told_at == state.step and "suspicious activity" not in state.history[-1][1]
