@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 from typing import ClassVar, Protocol
 
@@ -40,6 +41,7 @@ from supportenv.catalog import (
     REQUESTABLE_FIELDS,
     TOOL_KIND,
     VERIFIED_CHANGE_ISSUES,
+    IssueType,
     stated_impact,
     ticket_priority,
 )
@@ -633,13 +635,13 @@ class RefundDuplicatesPolicy(_Base):
 
     def choose(self, obs: Observation) -> Action:
         issue = ISSUE_TYPES_BY_ID["double_charge"]
-        email = dict(obs.revealed_facts).get("account_email", "")
-        desk = TOOL_KIND in obs.allowed_actions and email
-        script = [
-            Action("classify_issue", category=issue.category, priority="medium", issue_type=issue.issue_id),
+        script, desk = _blind_opening(
+            obs,
+            issue,
+            "medium",
             Action("ask_for_more_info", fields=("account_email", "card_last_four"), text="Could you share these?"),
-            *([use_tool("verify_identity"), use_tool("look_up_payments", account_email=email)] if desk else []),
-        ]
+            lambda email: [use_tool("verify_identity"), use_tool("look_up_payments", account_email=email)],
+        )
         if self.turn <= len(script):
             return script[self.turn - 1]
         if desk and self.turn == len(script) + 1 and obs.tool_result:
@@ -669,12 +671,14 @@ class SecureTheAccountPolicy(_Base):
 
     def choose(self, obs: Observation) -> Action:
         issue = ISSUE_TYPES_BY_ID["account_locked"]
-        email = dict(obs.revealed_facts).get("account_email", "")
-        desk = TOOL_KIND in obs.allowed_actions and email
-        script = [
-            Action("classify_issue", category=issue.category, priority="urgent", issue_type=issue.issue_id),
+        script, _ = _blind_opening(
+            obs,
+            issue,
+            "urgent",
             Action("ask_for_more_info", fields=("account_email",), text="Could you share your account email, please?"),
-            *([use_tool("send_password_reset", account_email=email)] if desk else []),
+            lambda email: [use_tool("send_password_reset", account_email=email)],
+        )
+        script += [
             Action(
                 "respond_with_solution",
                 text="Thank you! I have sent a password reset link to that address; your account unlocks once the "
@@ -689,6 +693,17 @@ class SecureTheAccountPolicy(_Base):
             ),
         ]
         return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
+def _blind_opening(
+    obs: Observation, issue: IssueType, priority: str, ask: Action, desk_calls: Callable[[str], list[Action]]
+) -> tuple[list[Action], bool]:
+    """A blind desk script's opening: a fixed triage, one question, then its tool calls once the account
+    email is in (on the expert task only); and whether it has the desk."""
+    email = dict(obs.revealed_facts).get("account_email", "")
+    desk = TOOL_KIND in obs.allowed_actions and bool(email)
+    triage = Action("classify_issue", category=issue.category, priority=priority, issue_type=issue.issue_id)
+    return [triage, ask, *(desk_calls(email) if desk else [])], desk
 
 
 def _second_charges(data: dict) -> list[tuple[str, float]]:
