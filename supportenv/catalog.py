@@ -314,9 +314,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "did and what the records show.",
         "A sign-in the account does not recognise (recognised: false) may be the customer's on another device, "
         "or someone else's, and only they can tell: ask them whether it was theirs, naming its device, place and "
-        "day (a question in an answer, or ask_for_more_info with no field). One they did not make is a takeover: "
-        "route it to security and escalate it, as account_takeover (a locked account still gets its reset); one "
-        "they made needs nothing more.",
+        "day (a question in an answer, or ask_for_more_info with an empty fields list). One they did not make is a "
+        "takeover: route it to security and escalate it, as policy escalates an account_takeover (the ticket keeps "
+        "its triage; a locked account still gets its reset); one they made needs nothing more.",
         "When the records answer the question, tell the customer what they show: the date a pending refund was "
         "requested, a late parcel's new delivery date from the carrier, why a payment was declined (or, where a "
         "later attempt went through, that it did and the day). Payments are "

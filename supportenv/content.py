@@ -2165,6 +2165,11 @@ REACTIONS = {
         "No, that wasn't me! I haven't been to {place}, and I don't own that {device}.",
         "That definitely wasn't me. I wasn't anywhere near {place}, and that {device} isn't mine.",
     ),
+    # (asked whose "the latest sign-in" was, with nothing to say which: its device, place or day)
+    "sign_in_which": (
+        "Which sign-in do you mean? I sign in on my {device} most days.",
+        "Sorry, which one? I usually sign in on my {device}.",
+    ),
     "sign_in_again_theirs": ("As I said, that sign-in was mine.", "That was me, as I said."),
     "sign_in_again_stranger": ("As I said, that sign-in wasn't me.", "Like I said, that wasn't me."),
     # (a takeover the customer reported itself)

@@ -302,44 +302,65 @@ def _fresh_pick(key: str, templates: tuple[str, ...], said: tuple[str, ...], wor
     return _pick(key, tuple(r for r in replies if r not in said) or replies)
 
 
-# A sign-in, in the words an agent may use ("the sign-in from York", "someone logged in", "a login"), and
-# a question of whose it was ("was that you?", "do you recognise it?", "was it yours?").
-_SIGN_IN_RE = re.compile(r"\b(?:sign(?:ed|ing)?[- ]?ins?|log(?:ged|ging)?[- ]?ins?|logins?)\b", re.IGNORECASE)
-_WHOSE_RE = re.compile(
-    r"\b(?:was|were|is) (?:that|this|it|these|those|they)(?: \w+)?(?: by)? (?:you|yours|your own)\b|\brecogni[sz]e"
-    r"|\bfamiliar\b|\byours\b|\bby you\b|\byou made\b|\b(?:was|were) (?:you|it you)\b",
+# A sign-in, in the words an agent may use ("the sign-in from York", "someone logged into", "a login", "your
+# account was accessed", "a session"), and a question of whose it was ("was that you?", "was the Braga sign-in
+# yours?", "do you recognise it?", "did you sign in from York?"), not whether a sign-in worked ("were you able
+# to sign in after the reset?": code review of world-15).
+_SIGN_IN_RE = re.compile(
+    r"\b(?:sign(?:ed|ing)?[- ]?(?:ins?|into|on)|log(?:ged|ging)?[- ]?(?:ins?|into|on)|logins?|accessed|sessions?)\b",
     re.IGNORECASE,
 )
-_ASKING_RE = re.compile(r"\?|\b(?:confirm|whether|let (?:me|us) know if)\b", re.IGNORECASE)
+_WHOSE_RE = re.compile(
+    r"\b(?:was|were|is)\b[^.?!]{0,60}?\b(?:you|yours|your own)\s*\?|\brecogni[sz]e\b|\bfamiliar\b|\byours\b"
+    r"|\bby you\b|\byou made\b|\bmade by you\b|\bwhether (?:it|that|this|they|these|those) (?:was|were) you\b"
+    r"|\bdid you (?:do|make)\b|\bdid you (?:sign|log)(?:ged)?[- ]?(?:in|into|on)\b[^.?!]*\b(?:from|on|in)\b"
+    r"|\b(?:if|whether) you (?:signed|logged)[- ]?(?:in|into|on)\b[^.?!]*\b(?:from|on|in)\b",
+    re.IGNORECASE,
+)
+# A question put to the customer, or a request to it to confirm ("Could you confirm whether ..."), not a
+# statement of what the agent will do ("I will review your sign-ins to confirm whether they were yours").
+_ASKING_RE = re.compile(
+    r"\?|\b(?:please|could you|can you|would you)\b[^.?!]*\b(?:confirm|tell (?:me|us)|let (?:me|us) know)\b"
+    r"|^\s*(?:please )?(?:confirm|let (?:me|us) know)\b",
+    re.IGNORECASE,
+)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 
 
+def _names(sentence: str, names: tuple[str, ...]) -> bool:
+    return any(re.search(rf"\b{re.escape(name)}\b", sentence, re.IGNORECASE) for name in names if name)
+
+
 @cached_for_short_texts
-def asks_whose_sign_in(text: str) -> bool:
-    """Whether the text asks the customer whose a sign-in was: a question (or a request to confirm)
-    asking whose, about a sign-in named in it or in the sentence before ("I see a sign-in from York
-    on 28 Nov. Was that you?")."""
+def sign_in_questions(text: str, names: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The sentences of the text that ask the customer whose a sign-in was: a question (or a request to
+    confirm) asking whose, about a sign-in named in it or in the sentence before ("I see a sign-in from York
+    on 28 Nov. Was that you?"); a sign-in's device or place (`names`) names it too."""
     sentences = _SENTENCE_RE.split(text)
-    return any(
-        _ASKING_RE.search(sentence)
-        and _WHOSE_RE.search(sentence)
-        and (_SIGN_IN_RE.search(sentence) or (n and _SIGN_IN_RE.search(sentences[n - 1])))
+    return tuple(
+        sentence
         for n, sentence in enumerate(sentences)
+        if _ASKING_RE.search(sentence)
+        and _WHOSE_RE.search(sentence)
+        and any(_SIGN_IN_RE.search(s) or _names(s, names) for s in (sentence, sentences[n - 1] if n else ""))
     )
 
 
-def asks_whose(question: str) -> bool:
-    """Whether a question asks whose something was ("Could you let me know whether that was you?")."""
-    return bool(_WHOSE_RE.search(question))
+def asks_whose_sign_in(text: str, names: tuple[str, ...] = ()) -> bool:
+    """Whether the text asks the customer whose a sign-in was (sign_in_questions)."""
+    return bool(sign_in_questions(text, names))
+
+
+def without_sign_in_questions(text: str, names: tuple[str, ...] = ()) -> str:
+    """The text without its questions of whose a sign-in was (answered on their own)."""
+    asked = sign_in_questions(text, names)
+    return " ".join(s for s in _SENTENCE_RE.split(text) if s not in asked) if asked else text
 
 
 def tells_of_a_sign_in(text: str, device: str, place: str) -> bool:
     """Whether the text names this sign-in to the customer: a sentence about a sign-in naming its device
     or its place ("we've escalated the sign-in from a Chromebook in York")."""
-    return any(
-        _SIGN_IN_RE.search(s) and (device.lower() in s.lower() or re.search(rf"\b{re.escape(place)}\b", s))
-        for s in _SENTENCE_RE.split(text)
-    )
+    return any(_SIGN_IN_RE.search(s) and _names(s, (device, place)) for s in _SENTENCE_RE.split(text))
 
 
 # How the customer says yes to an offer in the agent's answer (episode._yes_to), and how the

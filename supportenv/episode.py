@@ -508,6 +508,8 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
         sign_in = _sign_in_words(scenario, state, action.text)
         if sign_in and not action.fields:
             return f"{sign_in} {reply}".strip()
+        if sign_in:
+            action = action._replace(text=customer.without_sign_in_questions(action.text, sign_in_names(scenario)))
         return f"{sign_in} {_gather(scenario, state, action, turn)} {reply}".strip()
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
@@ -518,6 +520,8 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     if sign_in and not action.fields:
         turn.notes.append("a question about a sign-in on the account: only the customer knows whose it was")
         return sign_in
+    if sign_in:  # (the facts asked with it are given with the answer; the sign-in question is not asked twice)
+        action = action._replace(text=customer.without_sign_in_questions(action.text, sign_in_names(scenario)))
     return f"{sign_in} {_gather(scenario, state, action, turn)}".strip()
 
 
@@ -629,11 +633,13 @@ def _check_in_reply(scenario: Scenario, state: EpisodeState) -> str:
 
 def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     """An answer, and the customer's reply to it: facts an answer's question asks for come first,
-    as a customer answers a direct question (they count as given, without an ask's reward)."""
-    question = _last_question(action.text)
+    as a customer answers a direct question (they count as given, without an ask's reward). A question of
+    whose a sign-in was is answered on its own (_sign_in_words), not read for facts ("was the login yours?")."""
+    unasked = customer.without_sign_in_questions(action.text, sign_in_names(scenario))
+    question = _last_question(unasked)
     asked = customer.fields_in_question(question) if question and not _OFFER_RE.search(question) else ()
     # ... and so does a plan that waits for one ("Once you send me your order ID, I'll ...").
-    waiting_on = [s for s in sentences_of(action.text) if waits_for_a_fact(s)]
+    waiting_on = [s for s in sentences_of(unasked) if waits_for_a_fact(s)]
     asked = tuple(dict.fromkeys((*asked, *(f for s in waiting_on for f in customer.fields_named(s)))))
     # A fact already given, named in an answer's question ("could you check those for the card
     # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
@@ -648,8 +654,6 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     sign_in = _sign_in_words(scenario, state, action.text)
     if sign_in:  # (what only the customer knows comes first, as a customer answers a direct question)
         reply = f"{sign_in} {reply}".strip()
-        if customer.asks_whose(question):
-            question = ""  # ("Could you let me know whether that was you?" is answered, not promised a report)
     if asked:
         got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
@@ -725,13 +729,14 @@ def _reply_to_question(scenario: Scenario, state: EpisodeState, turn: _Turn, que
     return _react("question_" + kind, scenario, state)
 
 
-def is_clarifying_question(action: Action) -> bool:
+def is_clarifying_question(action: Action, names: tuple[str, ...] | None = None) -> bool:
     """Whether an answer is a short clarifying question: one that puts a choice to the customer or
     asks it something open, for no fact (a reasonable step, answered, never an irrelevant answer)."""
     if action.kind != "respond_with_solution" or _announces_a_hand_over(action.text):
         return False  # (a hand-over is the hand-over's to answer)
-    if customer.asks_whose_sign_in(action.text):
-        return True  # (whatever its length: it first tells the customer what the records show of the sign-in)
+    if names is not None and customer.asks_whose_sign_in(action.text, names):
+        # (on the expert task, whatever its length: it first tells the customer what the records show of it)
+        return True
     return len(action.text.split()) <= _CLARIFYING_WORDS and _question_kind(_last_question(action.text)) in (
         "choice",
         "open",
@@ -931,7 +936,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     # An answer that offers something (wherever the offer stands: a question for facts may
     # follow it) or asks for a confirmation gets its yes first.
     # (no "Yes, that's right." to "... a sign-in from York. Was that you?": whose it was, the customer says)
-    asks_whose = customer.asks_whose_sign_in(action.text)
+    asks_whose = customer.asks_whose_sign_in(action.text, sign_in_names(scenario))
     yes = (
         customer.YES_TO_OFFER
         if _makes_an_offer(action.text)
@@ -960,6 +965,12 @@ def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:
     return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
 
 
+def sign_in_names(scenario: Scenario) -> tuple[str, ...]:
+    """What names the account's unrecognised sign-in in an agent's words: its device and its place."""
+    unknown = casework.unknown_sign_in(scenario)
+    return (unknown.device, unknown.place) if unknown is not None else ()
+
+
 def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
     """What the customer says when the agent asks whose a sign-in on its account was, or tells it of the
     one its locked account does not recognise: its own, someone else's (once, then "as I said"), the
@@ -967,10 +978,20 @@ def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
     if scenario.task_id != EXPERT_TASK_ID or not text:
         return ""
     unknown = casework.unknown_sign_in(scenario)
-    asked = customer.asks_whose_sign_in(text)
-    if not asked and not (unknown and customer.tells_of_a_sign_in(text, unknown.device, unknown.place)):
+    names = sign_in_names(scenario)
+    asked = customer.asks_whose_sign_in(text, names)
+    told = unknown is not None and customer.tells_of_a_sign_in(text, unknown.device, unknown.place)
+    if not asked and not told:
         return ""
     whose = scenario.unknown_sign_in
+    named = (
+        told
+        or any(name.lower() in text.lower() for name in names)
+        or (unknown and casework.says_date(text, unknown.when))
+    )
+    if unknown is not None and not named and not state.sign_in_told_at:
+        # (asked of "the latest sign-in" without its device, place or day: the customer cannot tell which)
+        return _react("sign_in_which", scenario, state, device=scenario.records.account.devices[0].model)
     if not whose:
         reported = TAKEOVER in {i.issue_id for i in scenario.intents}
         device = scenario.records.account.devices[0].model
@@ -1324,8 +1345,9 @@ def _respond_without_solving(
         turn.notes.append("a check-in: it answers nothing and asks for no fact")
         return _check_in_reply(scenario, state)
     previous = state.actions[-2] if len(state.actions) > 1 else None
-    again = previous is not None and is_clarifying_question(previous)
-    if not (stuffed or wrong or again) and is_clarifying_question(action):
+    names = sign_in_names(scenario) if scenario.task_id == EXPERT_TASK_ID else None
+    again = previous is not None and is_clarifying_question(previous, names)
+    if not (stuffed or wrong or again) and is_clarifying_question(action, names):
         # "Would you prefer a replacement or a refund?": a reasonable question, which the customer
         # answers (see _reply_to_question); the step still counts in efficiency. Once: a second
         # one in a row is charged as an answer that says nothing (unless it follows up on a

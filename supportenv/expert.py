@@ -27,6 +27,7 @@ from supportenv.episode import (
     missing_facts,
     offered_article_fits,
     open_issues,
+    sign_in_names,
     unnoticed_untold,
     unsolved,
 )
@@ -362,13 +363,14 @@ def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action:
         ready = [i for i in unsolved(scenario, state) if i in judged.solves and not missing_facts(scenario, state, [i])]
         if ready:
             return True
-        if is_clarifying_question(action) and not (judged.solves or judged.stuffed):
+        names = sign_in_names(scenario) if task_id == EXPERT_TASK_ID else None
+        if is_clarifying_question(action, names) and not (judged.solves or judged.stuffed):
             # A choice put to the customer ("Would you prefer a replacement or a refund?"), or an
             # open question it answers: reasonable once the facts are in, as a check-in is, and not
             # twice in a row (the episode charges the second as an answer that says nothing; one
             # that follows up on a choice just made is carrying out an accepted offer, above).
             previous = state.actions[-1] if state.actions else None
-            return not missing_facts(scenario, state) and not (previous and is_clarifying_question(previous))
+            return not missing_facts(scenario, state) and not (previous and is_clarifying_question(previous, names))
         if missing_facts(scenario, state):
             return False
         # The safe first steps of an issue to escalate are credited too, as the episode credits them.

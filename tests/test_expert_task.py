@@ -889,7 +889,7 @@ def test_world_15_unknown_sign_ins_are_drawn_where_the_account_is_read_and_look_
     text = " ".join(drawn[0].policy_text)
     assert "with their account's security (read the account once you have its email)" in text
     assert "only they can tell: ask them whether it was theirs" in text
-    assert "as account_takeover" in text
+    assert "as policy escalates an account_takeover" in text
 
 
 def _sign_in_ticket(whose: str) -> int:
@@ -1099,3 +1099,54 @@ def test_round_67_a_customer_first_told_of_a_sign_in_does_not_ask_after_it_in_th
     question = f" Also, I see a sign-in on {sign_in.when} from a {sign_in.device} in {sign_in.place}. Was that you?"
     step(scenario, state, Action("respond_with_solution", text=answer.text + question, article_id=answer.article_id))
     assert state.sign_in_told_at == state.step and "suspicious activity" not in state.history[-1][1]
+
+
+def _asked_about_the_sign_in(whose: str, action_for) -> tuple:
+    """Play the oracle of a ticket with an unrecognised sign-in up to its question, take `action_for(sign_in)`
+    instead, and return (the customer's reply, the step's result, the state)."""
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _sign_in_ticket(whose))
+    sign_in = casework.unknown_sign_in(scenario)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution" and "Was that you?" in a.text)
+    result = step(scenario, state, action_for(sign_in))
+    return state.history[-1][1], result, state, sign_in
+
+
+def test_code_review_of_world_15_the_sign_in_question_in_the_words_agents_use():
+    """A code review of world-15: "log into", "accessed", "Did you sign in from ...?", "Was the Braga sign-in
+    you?", "Can you tell me if you signed in from Braga?" are questions of whose a sign-in was, answered once
+    and never with a generic yes or no; "Were you able to sign in after the reset?" and "I will review your
+    sign-ins to confirm whether they were yours" are not; and "the latest sign-in", unnamed, is asked back."""
+
+    def ask(text, fields=()):
+        return lambda sign_in: Action("ask_for_more_info", fields=fields, text=text.format(s=sign_in))
+
+    def answer(text):
+        return lambda sign_in: Action("respond_with_solution", text=text.format(s=sign_in))
+
+    generic = ("Not that I know of", "I don't think so", "Yes, that's right", "I'm not sure", "Will do")
+    for whose in ("theirs", "stranger"):
+        for action_for in (
+            ask("Did you log into your account from a {s.device} in {s.place} on {s.when}?"),
+            ask("Your account was accessed from a {s.device} in {s.place} on {s.when}. Was that you?"),
+            ask("Was the {s.place} sign-in on {s.when} you?"),
+            answer("Can you tell me if you signed in from {s.place} on {s.when}?"),
+            answer("I have checked your account. Did you sign in from a {s.device} in {s.place} on {s.when}?"),
+            ask("Also, was the latest sign-in, from {s.place}, yours?", ("order_id", "account_email")),
+        ):
+            reply, result, state, sign_in = _asked_about_the_sign_in(whose, action_for)
+            words = [
+                r.format(device=sign_in.device, place=sign_in.place) for r in content.REACTIONS[f"sign_in_{whose}"]
+            ]
+            assert any(reply.startswith(w) for w in words), (whose, state.actions[-1].text, reply)
+            assert not any(g in reply for g in generic), (state.actions[-1].text, reply)
+            assert state.sign_in_told_at == state.step
+            # (nothing charged for the question itself: only the fields asked again are)
+            assert not set(dict(result.breakdown)) & {"ask_irrelevant", "respond_irrelevant"}, dict(result.breakdown)
+    for action_for in (
+        answer("Were you able to sign in again after the reset?"),
+        answer("Thanks. I will now review your recent sign-ins to confirm whether they were all yours."),
+    ):
+        reply, result, state, sign_in = _asked_about_the_sign_in("stranger", action_for)
+        assert not state.sign_in_told_at and "wasn't me" not in reply, reply
+    reply, result, state, sign_in = _asked_about_the_sign_in("stranger", ask("Was the latest sign-in yours?"))
+    assert not state.sign_in_told_at and reply.split("?")[0] in " ".join(content.REACTIONS["sign_in_which"])

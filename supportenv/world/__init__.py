@@ -67,7 +67,8 @@ SPLITS = ("train", "validation", "test")
 # which only the customer can tell (P_UNKNOWN_SIGN_IN); the locked account rarer as a second issue.
 WORLD_VERSION = "world-15"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
-# world-15 do not (their tickets are world-11's but for the judgement families and the records).
+# world-15 do not (their tickets are world-11's but for the judgement families and the records, and for
+# world-15's expert tickets whose second issue was drawn as a locked account: P_LOCKED_SECOND).
 TICKET_STREAM = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
