@@ -95,7 +95,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Refunds an amount of an order's captured "
         "payment to the original card. Needs the identity verified; at most what was captured and not yet "
         "refunded. Money charged beyond the order's listed total (a duplicate charge, an overcharge) is "
-        "returned in full; any other refund is at most the tier's refund cap (above it, escalate).",
+        "returned in full; any other refund is at most the tier's refund cap (above it, escalate), and none "
+        "once the order was reshipped (never both).",
         needs_verification=True,
     ),
     ToolSpec(
@@ -394,8 +395,13 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
         why = f"only ${left:,.2f} of it is left to refund" if left > 0 else "it has nothing left to refund"
         return _result(call, REFUSED, f"Refused: ${amount:,.2f} is more than the order allows ({why})."), view.desk
     # Money taken beyond the order's listed total (a duplicate charge, an overcharge) is an error,
-    # returned in full; the cap bounds only the rest.
+    # returned in full; the cap bounds only the rest, and a reshipped order has no rest (never both,
+    # as a refunded order is not reshipped).
     overcharge = max(0.0, round(captured - order.total - refunded, 2))
+    if view.desk.made("reship_order", order.order_id) and amount > overcharge + 0.005:
+        beyond = f" beyond the ${overcharge:,.2f} overcharged" if overcharge > 0 else ""
+        message = f"Refused: order {order.order_id} was reshipped, so ${amount:,.2f}{beyond} cannot be refunded too."
+        return _result(call, REFUSED, message), view.desk
     cap = view.refund_cap
     if amount - overcharge > cap + 0.005:
         tier = view.records.account.tier

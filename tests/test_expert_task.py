@@ -1150,3 +1150,19 @@ def test_code_review_of_world_15_the_sign_in_question_in_the_words_agents_use():
         assert not state.sign_in_told_at and "wasn't me" not in reply, reply
     reply, result, state, sign_in = _asked_about_the_sign_in("stranger", ask("Was the latest sign-in yours?"))
     assert not state.sign_in_told_at and reply.split("?")[0] in " ".join(content.REACTIONS["sign_in_which"])
+
+
+def test_a_reshipped_order_is_not_refunded_too_but_for_money_taken_beyond_its_total():
+    """Never both, both ways (noticed in an earlier session): a reship after a refund was refused, and now a
+    refund after a reship is too, but for a duplicate charge or an overcharge, which leaves it paid for."""
+    seed = _ticket(lambda sc: any(r.tool == "reship_order" for r in casework.remedies(sc)))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.tool == "reship_order")
+    order = scenario.records.order(next(r.target for r in casework.remedies(scenario) if r.tool == "reship_order"))
+    step(scenario, state, use_tool("reship_order", order_id=order.order_id))
+    result = step(scenario, state, use_tool("issue_refund", order_id=order.order_id, amount=f"{order.total:.2f}"))
+    assert state.tool_result.status == "refused" and "was reshipped" in state.tool_result.message
+    assert dict(result.breakdown)["tool_refused"] < 0
+    seed = _ticket(lambda sc: sc.unnoticed_charge and any(r.tool == "reship_order" for r in casework.remedies(sc)))
+    scenario, state, grade = play("oracle", "validation", seed)
+    assert grade.passed and {c[0] for c in state.changes} >= {"reship_order", "issue_refund"}
