@@ -2165,6 +2165,11 @@ REACTIONS = {
         "No, that wasn't me! I haven't been to {place}, and I don't own that {device}.",
         "That definitely wasn't me. I wasn't anywhere near {place}, and that {device} isn't mine.",
     ),
+    # (expert task: told that the order id it gave is an earlier order's, and which order it meant)
+    "mixup_acknowledged": (
+        "Oh, sorry, I must have given you the number of my old order.",
+        "Ah, my mistake: that was the number of an earlier order.",
+    ),
     # (asked whose "the latest sign-in" was, with nothing to say which: its device, place or day)
     "sign_in_which": (
         "Which sign-in do you mean? I sign in on my {device} most days.",

@@ -654,6 +654,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     sign_in = _sign_in_words(scenario, state, action.text)
     if sign_in:  # (what only the customer knows comes first, as a customer answers a direct question)
         reply = f"{sign_in} {reply}".strip()
+    mixup = _mixup_acknowledged(scenario, state, action.text)
+    if mixup:
+        reply = f"{mixup} {reply}".strip()
     if asked:
         got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
@@ -963,6 +966,18 @@ def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:
     said = " ".join(t for who, t, step in state.history if who == "agent" and step > state.unnoticed_refunded_at)
     left_out = casework.missing_words(refund, said)
     return f"{what}: its refund told without {' and '.join(left_out)}" if left_out else ""
+
+
+def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> str:
+    """The customer owning up, once, to the earlier order's id it gave, when an answer names both that id
+    and the order it meant (audit rounds 65-68: it never reacted to the correction)."""
+    meant, given = scenario.meant_order_id, scenario.facts_by_name.get("order_id", "")
+    if not meant or meant not in text or given not in text or order_corrected(scenario, state):
+        return ""
+    said = _said(state)
+    if any(reply in said_text for reply in content.REACTIONS["mixup_acknowledged"] for said_text in said):
+        return ""
+    return _react("mixup_acknowledged", scenario, state)
 
 
 def sign_in_names(scenario: Scenario) -> tuple[str, ...]:

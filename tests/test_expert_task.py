@@ -1166,3 +1166,17 @@ def test_a_reshipped_order_is_not_refunded_too_but_for_money_taken_beyond_its_to
     seed = _ticket(lambda sc: sc.unnoticed_charge and any(r.tool == "reship_order" for r in casework.remedies(sc)))
     scenario, state, grade = play("oracle", "validation", seed)
     assert grade.passed and {c[0] for c in state.changes} >= {"reship_order", "issue_refund"}
+
+
+def test_audits_65_to_68_the_customer_owns_up_once_to_the_earlier_order_id_it_gave():
+    """Audit rounds 65-68: told that the order id it gave is an earlier order's, the customer never reacted."""
+    seed = _ticket(lambda sc: sc.meant_order_id)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    given, meant = scenario.facts_by_name["order_id"], scenario.meant_order_id
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    text = f"Thank you. The order number you gave, {given}, is an earlier order; the one you mean is {meant}."
+    step(scenario, state, Action("respond_with_solution", text=text))
+    owned = content.REACTIONS["mixup_acknowledged"]
+    assert any(state.history[-1][1].startswith(r) for r in owned), state.history[-1][1]
+    step(scenario, state, Action("respond_with_solution", text=text + " I am looking into it."))
+    assert not any(r in state.history[-1][1] for r in owned)
