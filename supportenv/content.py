@@ -2167,8 +2167,11 @@ REACTIONS = {
     ),
     # (expert task: told that the order id it gave is an earlier order's, and which order it meant)
     "mixup_acknowledged": (
-        "Oh, sorry, I must have given you the number of my old order.",
+        "Sorry, I must have given you the number of my old order.",
         "Ah, my mistake: that was the number of an earlier order.",
+        "You're right, I gave you the wrong order number there, sorry.",
+        "Oops, that's my old order's number. Sorry about that.",
+        "My apologies, I mixed that up with an earlier order.",
     ),
     # (asked whose "the latest sign-in" was, with nothing to say which: its device, place or day)
     "sign_in_which": (
