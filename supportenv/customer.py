@@ -85,8 +85,11 @@ def fields_in_question(question: str) -> tuple[str, ...]:
     """The facts a free-text question asks for, by the words people use for them. A "new" one
     ("which new email address would you like?") is not the fact on record (only new_address is
     a new thing the customer can be asked for), and an email that is a message is no address."""
-    # (only the sentences that ask: "Happy to help with the price match." asks for no amount)
-    return fields_named(" ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question) if _ASKS_RE.search(s.lower())))
+    # (only the sentences that ask: "Happy to help with the price match." asks for no amount; and not their
+    # purpose: "So I can look into the price of the desk, could you share the order id?" asks for no amount,
+    # audit round 67)
+    asking = " ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question) if _ASKS_RE.search(s.lower()))
+    return fields_named(_PURPOSE_RE.sub(" ", asking))
 
 
 def fields_named(text: str) -> tuple[str, ...]:
@@ -100,6 +103,8 @@ def fields_named(text: str) -> tuple[str, ...]:
 
 
 _QUESTION_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+# A clause that says what a question is for, before it ("So I can look into ..., could you ...?").
+_PURPOSE_RE = re.compile(r"\b(?:so (?:that )?(?:i|we) can|in order to)\b[^,;:?.!]*[,;:]", re.IGNORECASE)
 _ASKS_RE = re.compile(
     r"\?\s*$|\b(?:please|could you|can you|would you|share|send|provide|tell me|let me know|confirm|need)\b"
 )

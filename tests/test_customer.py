@@ -1717,3 +1717,16 @@ def test_a_request_for_the_fields_asked_is_not_answered_as_a_question_of_its_own
     assert any(r in own for r in content.NOT_THAT_I_KNOW_REPLIES), own
     alone = customer.answer(scenario, (), (), "Could you please share these details?", 2).reply
     assert alone, alone
+
+
+def test_a_questions_purpose_asks_for_no_fact():
+    """Audit round 67: "So I can look into ... the price of the standing desk, could you share the order id?"
+    was read as asking for the amount too (and the customer's amount charged as needless)."""
+    from supportenv.customer import fields_in_question
+
+    question = (
+        "So I can look into both the late delivery and the price of the standing desk, could you please share "
+        "the order id, the tracking number and the email address on your account?"
+    )
+    assert set(fields_in_question(question)) == {"order_id", "tracking_number", "account_email"}
+    assert set(fields_in_question("So that I can refund it, could you send the amount?")) == {"amount"}
