@@ -931,8 +931,16 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             if claim in newly:
                 reply = f"{_react(f'accepts_{scenario.family}', scenario, state)} {reply}"
     elif casework.is_mistaken(scenario, exp.issue_type) and exp.issue_type in newly:
-        # (a judgement family's customer takes in what the records show, in its own words)
+        # (a judgement family's customer takes in what the records show, in its own words, and thanks for the
+        # rest the answer settled with it: audit rounds 66-69 heard only the first)
         reply = _react(f"accepts_{scenario.family}", scenario, state)
+        rest = [i for i in newly if i != exp.issue_type]
+        if rest:
+            mood = _mood_after(state, turn)
+            settled = customer.solved(
+                scenario, state.step, rest, mood, photos, _says_it_was_done(action.text), _said(state)
+            )
+            reply = f"{reply} {settled}"
     else:
         mood = _mood_after(state, turn)
         reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))

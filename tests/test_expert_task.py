@@ -1180,3 +1180,25 @@ def test_audits_65_to_68_the_customer_owns_up_once_to_the_earlier_order_id_it_ga
     assert any(state.history[-1][1].startswith(r) for r in owned), state.history[-1][1]
     step(scenario, state, Action("respond_with_solution", text=text + " I am looking into it."))
     assert not any(r in state.history[-1][1] for r in owned)
+
+
+def test_audits_66_to_69_an_answer_settling_the_claim_and_more_is_thanked_for_all_of_it():
+    """Audit rounds 66-69: an answer that told what the records show of the claim and settled another issue
+    too was met only with the claim taken in ("Okay, so it's already been delivered ..."), the rest unheard."""
+    seed = _ticket(
+        lambda sc: (
+            sc.family == "already_delivered"
+            and [i.issue_id for i in sc.intents] == ["address_change", "account_locked"]
+            and not (sc.unknown_sign_in or sc.unnoticed_charge or sc.meant_order_id)
+        )
+    )
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    answer = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+    step(scenario, state, use_tool("send_password_reset", account_email=scenario.records.account.email))
+    text = answer.text + " As for your account, I have sent a password reset link to your email."
+    step(scenario, state, Action("respond_with_solution", text=text, article_id=answer.article_id))
+    reply = state.history[-1][1]
+    taken_in = [r for r in content.REACTIONS["accepts_already_delivered"] if reply.startswith(r)]
+    assert taken_in and reply[len(taken_in[0]) :].strip(), reply  # (and a word for the reset)
+    assert set(state.solved_intents) == {"address_change", "account_locked"}
