@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from terminal import as_at_a_terminal
 
 from baseline_agent.policies import POLICIES
 
@@ -204,15 +205,12 @@ def interrupt(command: list[str], started: str, group: bool = False, stream: str
     """Start `command`, wait for a line matching `started`, then Ctrl-C: SIGINT to the process,
     or with `group` to its whole process group, as a terminal does. (exit code, stderr)."""
     process = subprocess.Popen(
-        command,
+        as_at_a_terminal(command),  # (SIGINT at its default, as a terminal's foreground job has it)
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=group,
-        # As a terminal's foreground job has it: a test run started in the background (`make test &`,
-        # some CI runners) hands its children SIGINT ignored, and Python then never sees Ctrl-C.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         line = read_until(getattr(process, stream), started)

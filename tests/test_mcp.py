@@ -27,6 +27,7 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from terminal import as_at_a_terminal
 
 from baseline_agent.embedded import ROOT, EmbeddedServices
 from baseline_agent.policies import make_policy
@@ -222,24 +223,17 @@ def test_stdio_refusals_are_tool_errors_that_say_what_to_do(tmp_path):
     assert_quiet(errlog)
 
 
-def sigint_as_at_a_terminal() -> None:
-    """As a terminal's foreground job has it: a test run started in the background (`make test &`,
-    some CI runners) hands its children SIGINT ignored, and Python then never sees Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_one_ctrl_c_stops_a_stdio_server_at_a_terminal():
     """Its stdin a terminal, as when run by hand: the first Ctrl-C ends it (the SDK's own stdin reader
     held it until the next line), with run_cli's one line and exit status."""
     controller, terminal = pty.openpty()
     try:
         process = subprocess.Popen(
-            SERVER,
+            as_at_a_terminal(SERVER),
             cwd=ROOT,
             stdin=terminal,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            preexec_fn=sigint_as_at_a_terminal,
         )
         assert process.stderr is not None
         assert "serving MCP over stdio" in process.stderr.readline().decode()
@@ -273,12 +267,11 @@ def http_url(tmp_path_factory) -> Iterator[str]:
     errlog = tmp_path_factory.mktemp("mcp-http") / "stderr.txt"
     with errlog.open("w") as err:
         process = subprocess.Popen(
-            [*SERVER, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", "0"],
+            as_at_a_terminal([*SERVER, "--transport", "streamable-http", "--host", "127.0.0.1", "--port", "0"]),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
-            preexec_fn=sigint_as_at_a_terminal,
         )
     try:
         deadline = time.monotonic() + 20
