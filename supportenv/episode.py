@@ -505,24 +505,29 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
         # sign-in it was: the customer says, first).
         asking = tuple(f for f in action.fields if f not in state.revealed and f in scenario.facts_by_name)
         reply = _respond(scenario, state, action, turn, asking)
-        sign_in = _sign_in_words(scenario, state, action.text)
+        sign_in, action = _sign_in_asked(scenario, state, action)
         if sign_in and not action.fields:
             return f"{sign_in} {reply}".strip()
-        if sign_in:
-            action = action._replace(text=customer.without_sign_in_questions(action.text, sign_in_names(scenario)))
         return f"{sign_in} {_gather(scenario, state, action, turn)} {reply}".strip()
     question = action.text or "Could you share your " + ", ".join(fact_label(f) for f in action.fields) + "?"
     state.history.append(("agent", question, state.step))
     if action.text:  # the customer reads the agent's own words: judged for tone like any reply
         state.responses += 1
         state.polite += is_polite(action.text)
-    sign_in = _sign_in_words(scenario, state, action.text)
+    sign_in, action = _sign_in_asked(scenario, state, action)
     if sign_in and not action.fields:
         turn.notes.append("a question about a sign-in on the account: only the customer knows whose it was")
         return sign_in
-    if sign_in:  # (the facts asked with it are given with the answer; the sign-in question is not asked twice)
-        action = action._replace(text=customer.without_sign_in_questions(action.text, sign_in_names(scenario)))
     return f"{sign_in} {_gather(scenario, state, action, turn)}".strip()
+
+
+def _sign_in_asked(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[str, Action]:
+    """An ask's question of whose a sign-in was, answered first (_sign_in_words), and the ask without it, so
+    that the facts it asks for are given as ever and the question is not answered twice."""
+    sign_in = _sign_in_words(scenario, state, action.text)
+    if not sign_in:
+        return "", action
+    return sign_in, action._replace(text=customer.without_sign_in_questions(action.text, sign_in_names(scenario)))
 
 
 def _answers_in_a_question(scenario: Scenario, state: EpisodeState, text: str) -> bool:
@@ -1007,18 +1012,14 @@ def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
     if not asked and not told:
         return ""
     whose = scenario.unknown_sign_in
-    named = (
-        told
-        or any(name.lower() in text.lower() for name in names)
-        or (unknown and casework.says_date(text, unknown.when))
-    )
+    own_device = scenario.records.account.devices[0].model
+    named = any(name.lower() in text.lower() for name in names) or (unknown and casework.says_date(text, unknown.when))
     if unknown is not None and not named and not state.sign_in_told_at:
         # (asked of "the latest sign-in" without its device, place or day: the customer cannot tell which)
-        return _react("sign_in_which", scenario, state, device=scenario.records.account.devices[0].model)
+        return _react("sign_in_which", scenario, state, device=own_device)
     if not whose:
         reported = TAKEOVER in {i.issue_id for i in scenario.intents}
-        device = scenario.records.account.devices[0].model
-        return _react("sign_in_reported" if reported else "sign_in_all_theirs", scenario, state, device=device)
+        return _react("sign_in_reported" if reported else "sign_in_all_theirs", scenario, state, device=own_device)
     if state.sign_in_told_at:
         # (asked again: "as I said"; told of it again, say an escalation naming it: nothing more to say)
         return _react(f"sign_in_again_{whose}", scenario, state) if asked else ""
@@ -1250,8 +1251,8 @@ def _yes_to(question: str) -> str:
     """What the customer says first to the question an answer ends with: a yes to an offer, a
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a
     request to do or send something, a question for facts, answered with the facts)."""
-    if puts_a_choice(question) or customer.asks_whose_sign_in(question):
-        return ""  # (no yes to an either-or, the customer chooses; nor to whose a sign-in was: it says)
+    if puts_a_choice(question):  # no yes to an either-or: the customer chooses (_reply_to_question)
+        return ""
     if _OFFER_RE.search(question):
         return customer.YES_TO_OFFER
     if not question or _CHECK_IN_RE.search(question) or customer.fields_in_question(question):

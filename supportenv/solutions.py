@@ -277,19 +277,15 @@ def phrases_said(text: str) -> Counter[str]:
     # have a new card, add it as your payment method").
     for clause in _CLAUSE_END_RE.split(text):
         stems = content_stems(clause)
-        ends: dict[str, int] = {}  # where each phrase's last match ended: a phrase never overlaps itself
-        # (nor one of its issue's other phrases: "the public roadmap" says "public roadmap" once, not "the
-        # roadmap" too, so that one mention is not counted as two; audit round 65)
+        # Where each match lies: a phrase never overlaps itself, nor one of its issue's other phrases ("the
+        # public roadmap" says "public roadmap" once, not "the roadmap" too; audit round 65).
         spans: list[tuple[str, int, int]] = []
         for start, first in enumerate(stems):
             for phrase_stems, phrase, owner in _BY_FIRST_STEM.get(first, ()):
-                if start < ends.get(phrase, 0):
-                    continue
                 end = _span(stems, start, phrase_stems)
                 if end is None or any(o == owner and start < e and b < end for o, b, e in spans):
                     continue
                 said[phrase] += 1
-                ends[phrase] = end
                 spans.append((owner, start, end))
     return said
 
