@@ -2173,6 +2173,13 @@ REACTIONS = {
         "Oops, that's my old order's number. Sorry about that.",
         "My apologies, I mixed that up with an earlier order.",
     ),
+    # (an answer naming a card by an ending that is not the customer's: it knows its own card)
+    "card_misquoted": (
+        "Just to check: my card ends in {card}, not {told}.",
+        "Hang on, my card ends in {card}, not {told}. Is that the right card?",
+        "I don't have a card ending in {told}; mine ends in {card}.",
+        "That's not my card: mine ends in {card}, not {told}.",
+    ),
     # (asked whose "the latest sign-in" was, with nothing to say which: its device, place or day)
     "sign_in_which": (
         "Which sign-in do you mean? I sign in on my {device} most days.",

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from functools import cache, lru_cache
 from typing import Any
 
-from supportenv import casework, content, customer
+from supportenv import casework, content, customer, figures
 from supportenv.actions import ACTION_KINDS, INVALID_KIND, TOOL_KIND, Action
 from supportenv.catalog import (
     ACTION_COSTS,
@@ -662,6 +662,9 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     mixup = _mixup_acknowledged(scenario, state, action.text)
     if mixup:
         reply = f"{mixup} {reply}".strip()
+    card = _card_corrected(scenario, state, action.text)
+    if card:
+        reply = f"{card} {reply}".strip()
     if asked:
         got = customer.answer(scenario, tuple(state.revealed), asked, question, state.step, due)
         state.revealed.extend(got.revealed)
@@ -991,6 +994,19 @@ def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> s
     if any(reply in said_text for reply in content.REACTIONS["mixup_acknowledged"] for said_text in said):
         return ""
     return _react("mixup_acknowledged", scenario, state)
+
+
+def _card_corrected(scenario: Scenario, state: EpisodeState, text: str) -> str:
+    """The customer putting right the ending of a card an answer names that is not its own (the
+    expert task's records hold its card): it knows its card, and says so (figures)."""
+    if state.task_id != EXPERT_TASK_ID:
+        return ""
+    on_record = [p.card_last_four for p in scenario.records.payments]
+    own = scenario.facts_by_name.get("card_last_four") or next(iter(on_record), "")
+    wrong = [ending for ending in figures.card_endings_in(text) if ending not in {own, *on_record}]
+    if not wrong or not own:
+        return ""
+    return _react("card_misquoted", scenario, state, told=wrong[0], card=own)
 
 
 def sign_in_names(scenario: Scenario) -> tuple[str, ...]:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from supportenv import casework, expert
+from supportenv import casework, expert, figures
 from supportenv.actions import Action
-from supportenv.catalog import ACTION_COSTS, IDENTITY_FACT, PRIORITIES
+from supportenv.catalog import ACTION_COSTS, ARTICLES, IDENTITY_FACT, PRIORITIES
 from supportenv.episode import (
     NO_FACT_ASKED,
     EpisodeState,
@@ -33,8 +33,8 @@ from supportenv.tools import Change
 from supportenv.world import TAKEOVER, Scenario
 
 # graders-12: the money taken wrongly that the customer never noticed (world-14); graders-13: a stranger's
-# sign-in, a takeover escalated (world-15)
-GRADER_VERSION = "graders-13"
+# sign-in, a takeover escalated (world-15); graders-14: no figure told that nothing holds (figures)
+GRADER_VERSION = "graders-14"
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,8 @@ EXPERT_GATE_RULES = {
     "communication": (
         "the customer told of each change once it was made (a refund's amount and when it reaches the card), "
         "of what the records show where they answer the question or contradict the claim, and why a refund "
-        "above the cap is escalated instead; no change claimed that was not made"
+        "above the cap is escalated instead; no change claimed that was not made; no figure told (a sum of "
+        "money, a card's last four, an id) that neither the records nor the customer gave"
     ),
     "closed": GATE_RULES["closed"],
 }
@@ -205,6 +206,7 @@ def gates(scenario: Scenario, state: EpisodeState) -> list[str]:
             failed.append("records: " + "; ".join(_records_faults(check)))
         untold = [why for _, why in _communication_items(scenario, state) if why]
         untold += [f"told the customer of a change never made: {tool}" for tool in _false_claims(state)]
+        untold += [f"told the customer {f}, which no record nor the customer gave" for f in _unfounded(scenario, state)]
         if untold:
             failed.append("communication: " + "; ".join(untold))
     if not state.terminated:
@@ -687,7 +689,14 @@ def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> t
     why = f"{len(told)}/{len(items)} {counted} told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
     if false:
         why += f"; told the customer of a change never made: {', '.join(false)} (-{FALSE_CLAIM_COST:g} each)"
-    return max(0.0, len(told) / len(items) - FALSE_CLAIM_COST * len(false)), why
+    unfounded = _unfounded(scenario, state)
+    if unfounded:
+        why += (
+            f"; told the customer figures no record nor the customer gave: {', '.join(unfounded)} "
+            f"(-{UNFOUNDED_FIGURE_COST:g} each)"
+        )
+    score = len(told) / len(items) - FALSE_CLAIM_COST * len(false) - UNFOUNDED_FIGURE_COST * len(unfounded)
+    return max(0.0, score), why
 
 
 FALSE_CLAIM_COST = 0.5  # per kind of change the customer was told of that the records do not show
@@ -698,6 +707,22 @@ def _false_claims(state: EpisodeState) -> list[str]:
     made = {c[0] for c in state.changes}
     claimed = dict.fromkeys(t for _, text in _messages_by_step(state) for t in casework.claimed_changes(text))
     return [tool for tool in claimed if tool not in made]
+
+
+UNFOUNDED_FIGURE_COST = 0.25  # per figure told (a sum, a card's last four, an id) that nothing holds
+
+
+def _unfounded(scenario: Scenario, state: EpisodeState) -> list[str]:
+    """The figures the agent told the customer that neither the records (as its changes left
+    them), the customer's words nor the rules hold: misquoted or made up."""
+    said = [text for _, text in _messages_by_step(state)]
+    if not any(figures.figures_in(text) for text in said):
+        return []
+    customer_words = (text for who, text, _ in state.history if who == "customer")
+    words = [*customer_words, *scenario.policy_text, scenario.ticket_id, *(a.article_id for a in ARTICLES)]
+    cap, own_card = scenario.policy.refund_cap(scenario.tier), scenario.facts_by_name.get("card_last_four", "")
+    known = figures.Known(scenario.records, state.desk, cap, words, own_card)
+    return figures.unfounded(known, said)
 
 
 def c_desk_policy(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[float, str]:

@@ -289,6 +289,20 @@ class _View:
         ]
 
 
+def look_ups(records: SystemOfRecord, desk: Desk, refund_cap: float) -> dict[str, Any]:
+    """All the look-ups can show of the records as `desk` left them: the account, every order in
+    full, the payments, refunds and subscriptions, the incidents."""
+    view = _View(records, desk, refund_cap)
+    return {
+        "account": view.account_data(),
+        "orders": [view.order_data(o) for o in records.orders],
+        "payments": [as_data(p) for p in records.payments],
+        "refunds": [as_data(r) for r in records.refunds] + view.new_refunds(),
+        "subscriptions": view.subscriptions_data(),
+        "incidents": [as_data(i) for i in records.incidents],
+    }
+
+
 def use_tool(
     records: SystemOfRecord, desk: Desk, call: ToolCall, said: dict[str, str], refund_cap: float
 ) -> tuple[ToolResult, Desk]:
