@@ -20,7 +20,8 @@ from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID, get_task
-from supportenv.world.system_of_record import days_before_today
+from supportenv.world import generate
+from supportenv.world.system_of_record import CHEAPEST_CENTS, days_before_today, in_band
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = range(200)
@@ -1202,3 +1203,25 @@ def test_audits_66_to_69_an_answer_settling_the_claim_and_more_is_thanked_for_al
     taken_in = [r for r in content.REACTIONS["accepts_already_delivered"] if reply.startswith(r)]
     assert taken_in and reply[len(taken_in[0]) :].strip(), reply  # (and a word for the reset)
     assert set(state.solved_intents) == {"address_change", "account_locked"}
+
+
+# ---- world-16: an order's product lists at a price believable of it ----
+
+
+def test_world_16_every_order_lists_its_products_at_believable_prices():
+    """Blind players found a $23.46 office chair: the ticket's amount was drawn apart from the product its
+    words name. Every line of every order lists its product within PRICE_BAND_PERCENT of its typical price,
+    the orders charged the amount (the order in question, a declined checkout) and the words' products too."""
+    named_at_the_amount = 0
+    for split in ("validation", "test"):
+        for seed in range(300):
+            scenario = generate(EXPERT_TASK_ID, split, seed)
+            named = {p for p in scenario.products if p in content.PRODUCTS}
+            amount = scenario.facts_by_name.get("amount")
+            assert amount is None or round(float(amount) * 100) >= CHEAPEST_CENTS, (split, seed)
+            for order in scenario.records.orders:
+                for item in order.items:
+                    assert in_band(item.product, round(item.unit_price * 100)), (split, seed, order)
+                charged = [p.amount for p in scenario.records.payments_for(order.order_id)]
+                named_at_the_amount += bool(amount) and float(amount) in charged and order.items[0].product in named
+    assert named_at_the_amount > 100  # (the words name the product of the order charged the amount often)

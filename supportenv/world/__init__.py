@@ -65,10 +65,12 @@ SPLITS = ("train", "validation", "test")
 # order charged twice or above its total, unnoticed by the customer (P_UNNOTICED_CHARGE). world-15: the
 # account's latest sign-in from a device and a town it does not know, the customer's or a stranger's,
 # which only the customer can tell (P_UNKNOWN_SIGN_IN); the locked account rarer as a second issue.
-WORLD_VERSION = "world-15"
+# world-16: an order's product lists believably at what it is charged (a $23 office chair was not).
+WORLD_VERSION = "world-16"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
-# world-15 do not (their tickets are world-11's but for the judgement families and the records, and for
-# world-15's expert tickets whose second issue was drawn as a locked account: P_LOCKED_SECOND).
+# world-16 do not (their tickets are world-11's but for the judgement families and the records, for
+# world-15's expert tickets whose second issue was drawn as a locked account: P_LOCKED_SECOND, and for
+# world-16's expert amounts below the cheapest product and products that do not fit their order's amount).
 TICKET_STREAM = "world-11"
 MAX_INTENTS = 3
 PUBLIC_WORLD = "public"  # the world id without a world key
@@ -690,6 +692,49 @@ def _fits_the_records(issue: IssueType, index: int, family: str) -> bool:
     return delivered is None or (index in delivered) == (family == "left_in_safe_place")
 
 
+_CHECKOUT = "payment_failure"  # the issue whose amount is a declined checkout's, not the order in question's
+
+
+@dataclass(frozen=True)
+class _OrderPrice:
+    """What an expert ticket's order is charged (its amount), for the product the customer's words name:
+    the order in question's, or a declined checkout's where the amount is that."""
+
+    checkout: bool  # the amount is a declined checkout's (_CHECKOUT's), not the order in question's
+    fitting: tuple[str, ...]  # the products an order charged it lists believably
+    rng: random.Random  # draws a product that fits, apart from every other draw
+
+    def prices(self, issue: IssueType) -> bool:
+        """Whether the product `issue`'s words name is the one the order charged the amount holds."""
+        return (issue.issue_id == _CHECKOUT) == self.checkout
+
+
+def _fitting(product: str, issue: IssueType, price: _OrderPrice | None) -> str:
+    """`product`, drawn for `issue`'s words, or where the order of it charged the ticket's amount would
+    list it at a price no one would believe of it (a $23 office chair), one drawn that it would not."""
+    if price is None or product not in content.PRODUCTS or not price.prices(issue) or product in price.fitting:
+        return product  # (a plan the words name is no product: content.PLANS)
+    return price.rng.choice(price.fitting) if price.fitting else product
+
+
+def _order_price(
+    intents: tuple[IssueType, ...], facts: dict[str, str], family: str, unnoticed: str, rng: random.Random
+) -> _OrderPrice | None:
+    """What the expert ticket's order of the product its words name is charged, or None without an amount."""
+    from supportenv.world.system_of_record import products_fitting
+
+    if "amount" not in facts:
+        return None
+    issues = {i.issue_id for i in intents}
+    fitting = products_fitting(facts["amount"], issues, family, unnoticed)
+    return _OrderPrice(_drawn_for(intents, "amount").issue_id == _CHECKOUT, fitting, rng)
+
+
+def _drawn_for(intents: tuple[IssueType, ...], fact: str) -> IssueType:
+    """The issue a fact is drawn for: the first that lists it."""
+    return next(i for i in intents if fact in (*i.required_facts, *i.extra_facts))
+
+
 def _compose_message(
     intents: tuple[IssueType, ...],
     split: str,
@@ -699,10 +744,12 @@ def _compose_message(
     family: str | None = None,
     family_rng: random.Random | None = None,
     mixup: bool = False,
+    price: _OrderPrice | None = None,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
     """The opening message. `family` is the expert ticket's judgement family ("" for none); None
     on the other tasks, whose words need not fit records. `family_rng` draws what the family's own
-    words add (content.FAMILY_LINES), apart from every other draw."""
+    words add (content.FAMILY_LINES), apart from every other draw. `price`: what the order of the
+    product the words name is charged, on the expert task (None on the others, or without an amount)."""
     template_ids, bodies, products = [], [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
@@ -723,19 +770,19 @@ def _compose_message(
         index = rng.choice(fitting)
         devices &= _devices_said(issue, issue.templates[index])
         template_ids.append(f"{issue.issue_id}/{index}")
-        product = rng.choice(content.PRODUCTS)
+        product = _fitting(rng.choice(content.PRODUCTS), issue, price)
         products.append(product if "{product}" in issue.templates[index] else "")
         bodies.append(issue.templates[index].replace("{product}", product))
     if family and family in content.FAMILY_LINES and family_rng is not None:
         # (the product the first issue's words named, else one drawn for the family's words; a plan
         # of two is a monthly one, as a customer who wants to end it before it renews speaks of)
         named = content.MONTHLY_PLANS if family == "two_subscriptions" else content.PRODUCTS
-        product = products[0] or family_rng.choice(named)
+        product = products[0] or _fitting(family_rng.choice(named), intents[0], price)
         products[0] = product
         bodies[0] += " " + family_rng.choice(content.FAMILY_LINES[family]).replace("{product}", product)
     if mixup and family_rng is not None:
         # (the order it means, by what it holds and when: the id it gives later is an earlier one's)
-        product = products[0] or family_rng.choice(content.PRODUCTS)
+        product = products[0] or _fitting(family_rng.choice(content.PRODUCTS), intents[0], price)
         products[0] = product
         bodies[0] += " " + family_rng.choice(content.RECENT_ORDER_LINES).replace("{product}", product)
     body = bodies[0]
@@ -798,6 +845,20 @@ def _compose_message(
     return f"{opener}{body}{closer}".strip(), tuple(template_ids), tuple(products), impact, impact_line
 
 
+def _redraw_an_amount_below_every_product(
+    intents: tuple[IssueType, ...], tier: str, policy: PolicyVariant, facts: dict[str, str], rng: random.Random
+) -> None:
+    """The expert ticket's amount is an order's total (the order in question's, or a declined checkout's),
+    and no order costs less than the cheapest product: one drawn below it is drawn again, from `rng` (a
+    generator of its own, so that no other draw of the ticket moves)."""
+    from supportenv.world.system_of_record import CHEAPEST_CENTS
+
+    if "amount" not in facts:
+        return
+    while round(float(facts["amount"]) * 100) < CHEAPEST_CENTS:
+        facts["amount"] = _fact_value("amount", _drawn_for(intents, "amount"), tier, policy, rng)
+
+
 P_FAMILY = 0.9  # how often an expert ticket whose first issue has a judgement family draws it
 
 
@@ -813,6 +874,8 @@ def _draw_family(
     (the claim stands). Only the test split draws the held-out families; a refund asked for above
     the cap is escalated, so it is never one found issued already, outside the return window or
     refunded in part."""
+    from supportenv.world.system_of_record import products_fitting
+
     families = [f for f in CLAIM_FAMILIES.get(intents[0].issue_id, ()) if split == "test" or f not in HELD_OUT_FAMILIES]
     if not families or rng.random() >= P_FAMILY:
         return ""
@@ -823,6 +886,8 @@ def _draw_family(
         return ""  # (a refund the desk makes itself: never one policy sends to a human)
     if family == "shipping_not_overcharge" and float(facts.get("amount", "0")) < _SHIPPED_AT_LEAST:
         return ""  # (a charge that is mostly the shipping fee would be an odd purchase)
+    if "amount" in facts and not products_fitting(facts["amount"], {i.issue_id for i in intents}, family):
+        return ""  # (an order no product lists believably at: one item of several, at the amount, dearer than any)
     return family
 
 
@@ -1084,8 +1149,10 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
                 facts[name] = "" if name in _WORDED_FACTS else _fact_value(name, issue, tier, policy, rng)
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
-    family, meant_order_id, unnoticed, unknown_sign_in = "", "", "", ""
+    family, meant_order_id, unnoticed, unknown_sign_in, price = "", "", "", "", None
     if task_id == EXPERT_TASK_ID:
+        amount_rng = rng_for(task_id, split, seed, "amount", world_key=world_key)
+        _redraw_an_amount_below_every_product(intents, tier, policy, facts, amount_rng)
         # (drawn from a generator of its own, so that it changes no other draw)
         family_rng = rng_for(task_id, split, seed, "family", world_key=world_key)
         family = _draw_family(split, intents, tier, facts, policy, family_rng)
@@ -1101,6 +1168,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         sign_in_rng = rng_for(task_id, split, seed, "unknown sign-in", world_key=world_key)
         needed = _expected(intents, tier, "normal", facts, policy, task_id, family, bool(meant_order_id)).facts
         unknown_sign_in = _draw_unknown_sign_in(intents, tier, facts, policy, needed, sign_in_rng)
+        product_rng = rng_for(task_id, split, seed, "product", world_key=world_key)
+        price = _order_price(intents, facts, family, unnoticed, product_rng)
 
     # The impact is drawn apart from the rest, so that the words it adds leave every other draw as it was.
     impact_rng = rng_for(task_id, split, seed, "impact", world_key=world_key)
@@ -1114,6 +1183,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         family if task_id == EXPERT_TASK_ID else None,
         words_rng,
         bool(meant_order_id),
+        price,
     )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]

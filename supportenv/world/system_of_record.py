@@ -16,7 +16,7 @@ Pure and deterministic: the world's date is fixed (`TODAY`), never the wall cloc
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
@@ -59,6 +59,12 @@ _PRICE_CENTS = {
     "water bottle": 2500,
 }
 assert set(content.PRODUCTS) <= set(_PRICE_CENTS), "every product needs a price"
+# How far a line's unit price may stray from its product's typical price (a sale, a dearer model):
+# beyond it the price is one no one would believe of the product (a $23 office chair).
+PRICE_BAND_PERCENT = 35
+# The least an order is charged: what the cheapest product costs (so that some product's line lists
+# believably at any amount, even one listed a quarter below what was charged: _WRONG_AMOUNT_SHARES).
+CHEAPEST_CENTS = min(_PRICE_CENTS.values())
 _FIRST_NAMES = {
     "alex": "Alex",
     "sam": "Sam",
@@ -89,6 +95,11 @@ DISCOUNTS = (10, 15, 20, 25)  # percent off an order's items (a promotion at che
 # order", "Typo in my shipping address".
 _WRONG_STREET, _TYPO_IN_ADDRESS = "address_change/2", "address_change/5"
 _ODD_TOTAL_FEE = 499  # the shipping fee (with the odd cents) of a total its quantity does not divide
+_MOST_UNITS = 20  # of one product on an order
+# How much below what was charged an order lists, as a share of the charge: one charged more than its
+# listed price (wrong_amount), or overcharged without the customer noticing (P_UNNOTICED_CHARGE).
+_WRONG_AMOUNT_SHARES = (0.1, 0.15, 0.2, 0.25)
+_UNNOTICED_SHARES = (0.05, 0.08, 0.1, 0.12, 0.15)
 # What else an account whose customer says several orders were charged twice holds (the_other_charges).
 _LOOKALIKES = ("held", "refunded", "twin", "plain")
 # Issues whose charge date is not the order's payment: a renewal, a failed attempt.
@@ -280,6 +291,71 @@ def _less_discount(cents: int, percent: int) -> int:
     return (cents * (100 - percent) + 50) // 100
 
 
+def _less_a_share(cents: int, share: float) -> int:
+    """`cents` less `share` of it, and at least a dollar less (what an order charged `cents` lists)."""
+    return cents - max(100, round(cents * share))
+
+
+def _fees_below_half(charged_cents: int) -> list[int]:
+    """The shipping fees an order charged `charged_cents` may list: under half of it (or the least fee)."""
+    return [f for f in SHIPPING_FEES if f < charged_cents // 2] or [min(SHIPPING_FEES)]
+
+
+def _line(product: str, total_cents: int, shipping_cents: int = 0) -> tuple[int, int, int]:
+    """(quantity, unit price, shipping) in cents of an order of `product` whose total is `total_cents`:
+    several units where the items come to more than twice its price, and a shipping fee that takes the
+    cents the quantity does not divide."""
+    unit = _PRICE_CENTS[product]
+    items_cents = total_cents - shipping_cents
+    quantity = max(1, min(_MOST_UNITS, round(items_cents / unit))) if items_cents > 2 * unit else 1
+    if items_cents % quantity and not shipping_cents and items_cents > _ODD_TOTAL_FEE + quantity:
+        # A total the quantity does not divide: a shipping fee takes the odd cents (a plausible
+        # fee of $4.99 and a few cents, not a fee of 4 cents).
+        shipping_cents = _ODD_TOTAL_FEE + (items_cents - _ODD_TOTAL_FEE) % quantity
+        items_cents = total_cents - shipping_cents
+    unit_cents, odd_cents = divmod(items_cents, quantity)
+    return quantity, unit_cents, shipping_cents + odd_cents
+
+
+def _band(product: str) -> tuple[int, int]:
+    """The least and the most believable unit price of `product`, in cents."""
+    typical = _PRICE_CENTS[product]
+    reach = typical * PRICE_BAND_PERCENT // 100
+    return typical - reach, typical + reach
+
+
+def in_band(product: str, unit_cents: int) -> bool:
+    """Whether a line lists `product` at a believable unit price (within PRICE_BAND_PERCENT of its typical one)."""
+    low, high = _band(product)
+    return low <= unit_cents <= high
+
+
+def lists_fairly(
+    product: str, charged_cents: int, issues: Collection[str] = (), family: str = "", unnoticed: str = ""
+) -> bool:
+    """Whether an order of `product` charged `charged_cents` lists its line at a believable price however
+    the records draw its listing (the_order_in_question, by the ticket's `issues`, judgement family and
+    unnoticed charge; a declined checkout, the_failed_payment, lists what it would charge)."""
+    if family == "item_of_several":
+        return in_band(product, charged_cents)  # (its line is one of it, at the amount: _order_of_several)
+    if family == "shipping_not_overcharge":
+        listings = [(charged_cents, fee) for fee in _fees_below_half(charged_cents)]
+    elif "wrong_amount" in issues:
+        listings = [(_less_a_share(charged_cents, share), 0) for share in _WRONG_AMOUNT_SHARES]
+    elif unnoticed == "overcharge":
+        listings = [(_less_a_share(charged_cents, share), 0) for share in _UNNOTICED_SHARES]
+    else:
+        listings = [(charged_cents, 0)]
+    return all(in_band(product, _line(product, total, fee)[1]) for total, fee in listings)
+
+
+def products_fitting(
+    amount: str, issues: Collection[str] = (), family: str = "", unnoticed: str = ""
+) -> tuple[str, ...]:
+    """The products an order charged `amount` (the ticket's amount fact) lists believably (lists_fairly)."""
+    return tuple(p for p in content.PRODUCTS if lists_fairly(p, _cents(amount), issues, family, unnoticed))
+
+
 _SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
 
 
@@ -378,18 +454,19 @@ class _Builder:
         if "order_id" not in self.facts:
             return
         order_id = self.scenario.order_in_question
-        product = self._product(self.owner("order_id"))
         amount_is_the_orders = "amount" in self.facts and self.owner("amount") != "payment_failure"
-        charged = _cents(self.facts["amount"]) if amount_is_the_orders else self._price_of(product)
+        amount = _cents(self.facts["amount"]) if amount_is_the_orders else None
+        product = self._product(self.owner("order_id"), amount)
+        charged = amount if amount is not None else self._price_of(product)
         listed = charged
         if "wrong_amount" in self.issues:
             # Charged more than the listed price: the difference is what the customer asks back.
-            listed = charged - max(100, round(charged * self.rng.choice((0.1, 0.15, 0.2, 0.25))))
+            listed = _less_a_share(charged, self.rng.choice(_WRONG_AMOUNT_SHARES))
         elif self.scenario.unnoticed_charge == "overcharge":
             # Charged more than the checkout listed, and the customer, writing about its parcel, never
             # noticed (the difference drawn from a generator of its own).
             rng = random.Random(f"unnoticed overcharge:{self.scenario.record_seed}")
-            listed = charged - max(100, round(charged * rng.choice((0.05, 0.08, 0.1, 0.12, 0.15))))
+            listed = _less_a_share(charged, rng.choice(_UNNOTICED_SHARES))
         ids = [i.issue_id for i in self.scenario.intents]
         status = next((_ORDER_STATUS_OF_ISSUE[i] for i in ids if i in _ORDER_STATUS_OF_ISSUE), "delivered")
         family = self.scenario.family
@@ -421,7 +498,7 @@ class _Builder:
             charged = round(order.total * 100)
         elif family == "shipping_not_overcharge":
             # Charged the listed total: the items and a shipping fee the customer left out of its sum.
-            fee = self.window_rng.choice([f for f in SHIPPING_FEES if f < charged // 2] or [min(SHIPPING_FEES)])
+            fee = self.window_rng.choice(_fees_below_half(charged))
             order = self._order(order_id, product, charged, status, placed, shipping_cents=fee)
         else:
             order = self._order(order_id, product, listed, status, placed)
@@ -499,8 +576,9 @@ class _Builder:
         for the family paid_on_retry, declined and then captured on the last attempt: the order is paid)."""
         if "payment_failure" not in self.issues:
             return
-        product = self._product("payment_failure")
-        amount = _cents(self.facts["amount"]) if self.owner("amount") == "payment_failure" else self._price_of(product)
+        priced = _cents(self.facts["amount"]) if self.owner("amount") == "payment_failure" else None
+        product = self._product("payment_failure", priced)
+        amount = priced if priced is not None else self._price_of(product)
         tried = self.facts["charge_date"] if self.owner("charge_date") == "payment_failure" else _iso(TODAY)
         paid = self.scenario.family == "paid_on_retry"  # (the last attempt went through after all)
         status = "processing" if paid else "awaiting_payment"
@@ -527,9 +605,10 @@ class _Builder:
             return _day(rng.randrange(window + 1, window + 11))
         return _day(rng.randrange(window - 8, window + 1) if rng.random() < 0.5 else rng.randrange(2, window - 8))
 
-    def _product(self, issue: str) -> str:
+    def _product(self, issue: str, charged_cents: int | None = None) -> str:
         """The product the words of `issue` name, else one another issue's words name (but a
-        declined checkout's, which is another purchase), else any."""
+        declined checkout's, which is another purchase), else any: one whose line lists believably
+        at `charged_cents` where its order is charged that (the world drew the named ones to fit it)."""
         # (a plan the words name is no product: content.PLANS)
         intents = (i.issue_id for i in self.scenario.intents)
         named = {i: p for i, p in zip(intents, self.scenario.products, strict=False) if p in _PRICE_CENTS}
@@ -545,7 +624,18 @@ class _Builder:
             if self.scenario.meant_order_id and issue != self.owner("order_id")
             else ""
         )
-        return self.rng.choice([p for p in content.PRODUCTS if p != meant])
+        drawn = self.rng.choice([p for p in content.PRODUCTS if p != meant])
+        if charged_cents is None or self._lists_fairly(drawn, charged_cents):
+            return drawn
+        # (drawn again from a generator of its own, so that no other draw of the records moves)
+        rng = random.Random(f"fitting product:{issue}:{self.scenario.record_seed}")
+        fitting = [p for p in content.PRODUCTS if p != meant and self._lists_fairly(p, charged_cents)]
+        return rng.choice(fitting or [drawn])
+
+    def _lists_fairly(self, product: str, charged_cents: int) -> bool:
+        """Whether an order of this ticket's of `product`, charged `charged_cents`, lists it believably."""
+        scenario = self.scenario
+        return lists_fairly(product, charged_cents, self.issues, scenario.family, scenario.unnoticed_charge)
 
     def _price_of(self, product: str) -> int:
         return round(_PRICE_CENTS[product] * self.rng.choice((0.9, 1.0, 1.1)))
@@ -560,16 +650,7 @@ class _Builder:
     def _order(
         self, order_id: str, product: str, total_cents: int, status: str, placed: date, shipping_cents: int = 0
     ) -> Order:
-        unit = _PRICE_CENTS[product]
-        items_cents = total_cents - shipping_cents
-        quantity = max(1, min(20, round(items_cents / unit))) if items_cents > 2 * unit else 1
-        if items_cents % quantity and not shipping_cents and items_cents > _ODD_TOTAL_FEE + quantity:
-            # A total the quantity does not divide: a shipping fee takes the odd cents (a plausible
-            # fee of $4.99 and a few cents, not a fee of 4 cents).
-            shipping_cents = _ODD_TOTAL_FEE + (items_cents - _ODD_TOTAL_FEE) % quantity
-            items_cents = total_cents - shipping_cents
-        unit_cents, odd_cents = divmod(items_cents, quantity)
-        shipping = shipping_cents + odd_cents
+        quantity, unit_cents, shipping = _line(product, total_cents, shipping_cents)
         items = (LineItem(product, quantity, _dollars(unit_cents)),)
         shipped = status not in ("awaiting_payment", "processing")
         tracking = (self.facts.get("tracking_number") if order_id == self.scenario.order_in_question else None) or (
@@ -704,8 +785,11 @@ class _Builder:
         meant_days = days_before_today(self.orders[0].placed)
         first = max(_PAST_ORDER_DAYS, meant_days + 21)
         placed = _day(rng.randrange(first, max(first + 1, min(self.scenario.tenure_days, 400))))
-        # (at about the price it lists at in the order meant: the same thing, bought again)
-        price = round(self.orders[0].items[0].unit_price * 100 * rng.choice((0.95, 1.0, 1.05)))
+        # (at about the price it lists at in the order meant: the same thing, bought again; at the same
+        # price where a little more or less would be a price no one would believe of it)
+        meant_price = round(self.orders[0].items[0].unit_price * 100)
+        price = round(meant_price * rng.choice((0.95, 1.0, 1.05)))
+        price = price if in_band(product, price) else meant_price
         with self._drawing_from(rng):  # (its carrier and tracking from its own generator too)
             order = self._order(given, product, price, "delivered", placed)
         self.orders.append(order)
