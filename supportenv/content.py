@@ -2173,6 +2173,12 @@ REACTIONS = {
         "Oops, that's my old order's number. Sorry about that.",
         "My apologies, I mixed that up with an earlier order.",
     ),
+    # (a refund told with its 3-5 business days, to a customer who said it needed the matter sorted today)
+    "refund_slower_than_needed": (
+        "I'd hoped to have the money back today, but I understand it takes a few days.",
+        "It's slower than I needed, to be honest, but at least it's on its way.",
+        "Not as quick as I'd hoped, given I needed it sorted today, but thanks.",
+    ),
     # (an answer naming a card by an ending that is not the customer's: it knows its own card)
     "card_misquoted": (
         "Just to check: my card ends in {card}, not {told}.",

@@ -952,6 +952,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     else:
         mood = _mood_after(state, turn)
         reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))
+    if _slower_than_needed(scenario, state, newly, action.text):
+        # (after the thanks, before what it asks next: "What about the suspicious activity on my account?")
+        thanks, question, asks = reply.partition(next((s for s in sentences_of(reply) if "?" in s), "\0"))
+        remark = _react("refund_slower_than_needed", scenario, state)
+        reply = f"{thanks.rstrip()} {remark} {question}{asks}".strip()
     # An answer that offers something (wherever the offer stands: a question for facts may
     # follow it) or asks for a confirmation gets its yes first.
     # (no "Yes, that's right." to "... a sign-in from York. Was that you?": whose it was, the customer says)
@@ -967,6 +972,18 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if noticed:
         reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
+
+
+def _slower_than_needed(scenario: Scenario, state: EpisodeState, newly: list[str], text: str) -> bool:
+    """A refund told with when it reaches the card, to a customer whose one issue had to be sorted today:
+    it says the days are more than it hoped, once (audit round 69: "Brilliant, that covers everything")."""
+    if scenario.impact != "blocking" or len(scenario.intents) != 1 or not newly:
+        return False
+    refunds = [r for r in casework.remedies_for(scenario, newly[0]) if r.tool == "issue_refund"]
+    if not refunds or not casework.says_timeline(text):
+        return False
+    said = _said(state)
+    return not any(line in said_text for line in content.REACTIONS["refund_slower_than_needed"] for said_text in said)
 
 
 def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:

@@ -1225,3 +1225,25 @@ def test_world_16_every_order_lists_its_products_at_believable_prices():
                 charged = [p.amount for p in scenario.records.payments_for(order.order_id)]
                 named_at_the_amount += bool(amount) and float(amount) in charged and order.items[0].product in named
     assert named_at_the_amount > 100  # (the words name the product of the order charged the amount often)
+
+
+def test_a_refund_told_with_its_days_to_a_customer_who_needed_it_today_is_met_as_slower_than_hoped() -> None:
+    """Audit round 69: "Brilliant, that covers everything" when a refund that had to come today takes days."""
+    lines = content.REACTIONS["refund_slower_than_needed"]
+    heard = 0
+    for seed in range(300):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if scenario.impact != "blocking" or len(scenario.intents) != 1:
+            continue
+        if not any(r.tool == "issue_refund" for r in casework.remedies_for(scenario, scenario.intents[0].issue_id)):
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+        replies = [text for who, text, _ in state.history if who == "customer"]
+        said = [(n, line) for n, text in enumerate(replies) for line in lines if line in text]
+        assert len(said) == 1, (seed, replies)
+        reply = replies[said[0][0]]
+        assert "?" not in reply[: reply.index(said[0][1])], reply  # (before what it asks next)
+        heard += 1
+    assert heard >= 3
