@@ -545,7 +545,9 @@ _NOT_A_HOLD_RE = re.compile(
     r"\b(?:not|isn't|is not|wasn't|was not) (?:a |an |just |only )?(?:hold|pending|(?:pre-?)?authori[sz]ation)", re.I
 )
 _DROPS_RE = re.compile(
+    # ("a hold that was never captured as a charge": audit round 70)
     r"\b(?:drop|release|fall off|falls off|disappear|expire|lapse|never (?:be )?(?:charged|taken)|"
+    r"(?:never|not) (?:been |be |was )?captured|uncaptured|"
     r"not (?:be )?(?:charged|taken)|not an? (?:second |actual |real |extra |new )?charge\b"
     r"|no (?:second |actual |real |extra )?charge\b|isn't a (?:second )?charge)|n't (?:be )?(?:charged|taken)\b",
     re.IGNORECASE,
@@ -660,12 +662,16 @@ def finding_for(scenario: Scenario, issue: str) -> Finding | None:
 # A sentence in the first person ("I have refunded ..., reshipped ... and cancelled ..."), or
 # "is now": a description of what the records held before ("your refund was issued on 26
 # November") is no claim of a change made.
+_DONE_WORDS = (
+    r"(?:refunded|reshipped|cancell?ed|sent|shipped|dispatched|updated|changed|redirected|issued|processed|arranged)"
+)
 _FIRST_PERSON_RE = re.compile(
     r"\b(?:I|we)(?:'ve| have| just|'ll have)\b"
     # (or the change's verb itself, in the past, a word between at most: "so I refunded $25.46", "we also
     # cancelled it"; as a lookahead, since the subject is looked for before the verb; code review of world-14)
-    r"|\b(?:I|we)(?= (?:\w+ )?(?:refunded|reshipped|cancell?ed|sent|shipped|dispatched|updated|changed|redirected"
-    r"|issued|processed|arranged)\b)",
+    rf"|\b(?:I|we)(?= (?:\w+ )?{_DONE_WORDS}\b)"
+    # (or its second verb: "I am treating it as lost and have reshipped the order": audit round 70)
+    rf"|\band (?:have|also have)(?= (?:\w+ )?{_DONE_WORDS}\b)",
     re.IGNORECASE,
 )
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?;])\s+")

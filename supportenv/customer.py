@@ -17,6 +17,7 @@ from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS, ISSUE_TYPES_BY_ID
 from supportenv.memo import cached_for_short_texts
 from supportenv.records import frozen_record
+from supportenv.solutions import puts_a_choice
 from supportenv.world import Scenario
 
 
@@ -182,6 +183,18 @@ _ASKS_FOR_THE_FIELDS_RE = re.compile(
 )
 
 
+# An open issue a customer asked for by name, and the option of a choice that names it.
+_WANTED_OPTION = {"refund_request": re.compile(r"\brefund|\bmoney back\b", re.IGNORECASE)}
+
+
+def choice_kind(scenario: Scenario, question: str) -> str:
+    """The kind of the customer's reply to an either-or: the option it asked for by name, where the
+    choice names it ("choice_refund_request"), else "choice" (whichever the desk thinks best)."""
+    issues = [i.issue_id for i in scenario.intents]
+    wanted = [i for i, words in _WANTED_OPTION.items() if i in issues and words.search(question)]
+    return f"choice_{wanted[0]}" if wanted else "choice"
+
+
 def _question_for_no_fact(question: str, fields: tuple[str, ...] = ()) -> str:
     """The first question in `question` that names no fact, nor a new address (answered apart),
     nor only asks for the `fields` named."""
@@ -275,6 +288,9 @@ def answer(
             if repeated and _YES_NO_RE.match(other.strip())
             else content.IMPACT_REPLIES[scenario.impact]
             if _IMPACT_QUESTION_RE.search(other)
+            # ("would you prefer it sent again or your money back?": chosen, not "Not that I know of"; round 70)
+            else content.REACTIONS["question_" + choice_kind(scenario, other)]
+            if puts_a_choice(other)
             else content.NOT_THAT_I_KNOW_REPLIES
             if _YES_NO_RE.match(other.strip())
             else content.UNSURE_REPLIES
@@ -293,6 +309,36 @@ def answer(
             "corrected": tuple(corrected),
         },
     )
+
+
+# A sentence that opens with thanks or a word of assent ("Thanks, that's exactly what I wanted!", "Right, I'll ...").
+# (followed by its comma: "Thanks for looking into it" is a sentence of its own)
+_OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
+_THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
+_REPLY_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+@cached_for_short_texts
+def without_repeated_thanks(reply: str) -> str:
+    """A reply made of several reactions (the news taken in, then an issue thanked for) as one person
+    writes it: no second "Thanks," after thanks, nor a second "Right," (audit round 70: "That's a relief,
+    thank you. Thanks, that's exactly what I wanted!")."""
+    sentences = _REPLY_SENTENCE_RE.split(reply)
+    if len(sentences) < 2:
+        return reply
+    kept: list[str] = []
+    for sentence in sentences:
+        opening = _OPENING_WORD_RE.match(sentence)
+        if kept and opening:
+            word = opening.group(1).lower()
+            thanked = word.startswith("thank") and any(_THANKS_RE.search(k) for k in kept)
+            if thanked or any(k.lower().startswith(word) for k in kept):
+                rest = sentence[opening.end() :]
+                if not rest:
+                    continue  # (a bare "Thanks!" after thanks)
+                sentence = rest[0].upper() + rest[1:]
+        kept.append(sentence)
+    return " ".join(kept)
 
 
 def react(kind: str, scenario: Scenario, step: int, said: tuple[str, ...] = (), **words: str) -> str:

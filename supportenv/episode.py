@@ -452,7 +452,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     if state.step >= scenario.briefing.max_steps and not state.terminated:
         state.truncated = True
     if reply:
-        state.history.append(("customer", reply, state.step))
+        state.history.append(("customer", customer.without_repeated_thanks(reply), state.step))
     parts = turn.parts
     # Each part is already rounded, so a one-part step's reward is that part as it is.
     total = parts[0][1] if len(parts) == 1 else rounded(sum([value for _, value in parts]), 6)
@@ -697,8 +697,6 @@ _LEFT_TO_THE_REPLY_RE = re.compile(
     r"(?:help|assist))\b",
     re.IGNORECASE,
 )
-# An open issue a customer asked for by name, and the option of a choice that names it.
-_WANTED_OPTION = {"refund_request": re.compile(r"\brefund|\bmoney back\b", re.IGNORECASE)}
 
 
 @cached_for_short_texts
@@ -734,9 +732,7 @@ def _reply_to_question(scenario: Scenario, state: EpisodeState, turn: _Turn, que
         # Chosen already: said again, and no new yes (so that one choice frees one step, not a chain).
         kind = "choice_again"
     elif kind == "choice":
-        issues = [i.issue_id for i in scenario.intents]
-        wanted = [i for i, words in _WANTED_OPTION.items() if i in issues and words.search(question)]
-        kind = f"choice_{wanted[0]}" if wanted else kind
+        kind = customer.choice_kind(scenario, question)
     return _react("question_" + kind, scenario, state)
 
 
@@ -1616,8 +1612,10 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left:  # triaged only: someone else will help
             return _react("closed_unhelped", scenario, state, issue=customer.issue_words(left))
         turn.mood(0.1)
-        mood = _mood_after(state, turn)
-        return _react(customer.in_mood("closed", mood), scenario, state)
+        kind = customer.in_mood("closed", _mood_after(state, turn))
+        if kind == "closed" and casework.is_mistaken(scenario, scenario.expected.issue_type):
+            kind = "closed_plain"  # (told its claim was not borne out: no "That's great!"; audit round 70)
+        return _react(kind, scenario, state)
     turn.add("resolve_partial" if how == "partial" else "resolve_premature")
     turn.mood(-0.4)
     missing = missing_facts(scenario, state) if state.task_id != "issue_classification" else []

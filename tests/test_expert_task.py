@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from baseline_agent.policies import EXPLOITS, make_policy
-from supportenv import casework, content, expert
+from supportenv import casework, content, customer, expert, world
 from supportenv.actions import Action, use_tool
 from supportenv.catalog import ALL_FAMILIES, CHANGE_FAMILIES, HELD_OUT_FAMILIES, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
 from supportenv.episode import observe, step
@@ -1247,3 +1247,79 @@ def test_a_refund_told_with_its_days_to_a_customer_who_needed_it_today_is_met_as
         assert "?" not in reply[: reply.index(said[0][1])], reply  # (before what it asks next)
         heard += 1
     assert heard >= 3
+
+
+def test_round_70_a_second_verb_after_i_claims_the_change_and_a_hold_never_captured_drops():
+    """Audit round 70: "I am treating it as lost and have reshipped the order" was not read as the reship (an
+    extra step, and "what about my missing parcel?"); "a hold that was never captured as a charge" was not read
+    as the authorisation that drops (the customer doubted twice)."""
+    assert casework.claimed_changes("I am treating it as lost and have reshipped the order to you.") == (
+        "reship_order",
+    )
+    assert casework.claimed_changes("The carrier lost it and have not reshipped it.") == ()
+    hold = casework.Finding("double_charge", "the hold", "authorisation", "")
+    assert hold.told_in("PAY-2 has the status authorised, which means it is only a hold that was never captured.")
+    assert not hold.told_in("It is a real charge that was captured, not a hold.")
+
+
+def test_round_70_the_customer_chooses_when_an_ask_puts_an_either_or():
+    """Audit round 70: "would you prefer the order sent again or your money back?" in an ask was met with "Not
+    that I know of."; the customer chooses, as it does when an answer asks."""
+    scenario = next(
+        s
+        for s in (generate(EXPERT_TASK_ID, "validation", seed) for seed in range(300))
+        if {i.issue_id for i in s.intents} == {"lost_package"}
+    )
+    _, state = new_episode(EXPERT_TASK_ID, "validation", scenario.seed)
+    question = "Could you share the order id? Also, would you prefer the order sent again or your money back?"
+    step(scenario, state, Action("ask_for_more_info", fields=("order_id",), text=question))
+    reply = state.history[-1][1]
+    assert any(line in reply for line in content.REACTIONS["question_choice"]), reply
+    assert not any(line in reply for line in content.NOT_THAT_I_KNOW_REPLIES)
+
+
+def test_round_70_opening_words_the_tickets_of_a_recent_order_and_joined_issues_keep():
+    """Audit round 70: "Also, There's a typo in my shipping address" (a subject given back kept its capital), and
+    "I've been meaning to write in about this for a while" of an order placed four days before."""
+    assert world._lower_first("Typo in my shipping address.") == "there's a typo in my shipping address."
+    assert world._lower_first("Got the wrong item.") == "I got the wrong item."
+    for seed in range(400):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        message = scenario.opening_message
+        assert "Also, There's" not in message and "Also, It looks" not in message
+        if any(i.issue_id == "address_change" for i in scenario.intents):
+            assert "for a while" not in message, message
+
+
+def test_round_70_a_reply_of_several_reactions_thanks_once():
+    """Audit round 70: "That's a relief, thank you. Thanks, that's exactly what I wanted!" and a second "Right,"."""
+    assert (
+        customer.without_repeated_thanks("That's a relief, thank you. Thanks, that's exactly what I wanted!")
+        == "That's a relief, thank you. That's exactly what I wanted!"
+    )
+    assert (
+        customer.without_repeated_thanks("Right, I'll check. Right, I'll try it.") == "Right, I'll check. I'll try it."
+    )
+    assert (
+        customer.without_repeated_thanks("Okay, thank you. Thanks for looking.")
+        == "Okay, thank you. Thanks for looking."
+    )
+    assert customer.without_repeated_thanks("Okay, thanks. Thanks!") == "Okay, thanks."
+
+
+def test_round_70_a_claim_not_borne_out_closes_plainly_and_a_card_that_went_through_had_not_expired():
+    """Audit round 70: "That's great, thank you. Have a good one!" after the address could not be changed; two
+    attempts declined as an expired card, then the same card captured the same day."""
+    closed = 0
+    for seed in range(300):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if scenario.family == "paid_on_retry":
+            assert all(p.decline_reason != "expired_card" for p in scenario.records.payments)
+        if not casework.is_mistaken(scenario, scenario.expected.issue_type):
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+        assert state.history[-1][1] not in content.REACTIONS["closed"], (seed, state.history[-1])
+        closed += 1
+    assert closed >= 20

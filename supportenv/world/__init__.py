@@ -512,8 +512,8 @@ _SUBJECT_OF = {
 def _lower_first(text: str) -> str:
     """`text` going on from other words: its subject given back, its first letter small."""
     first, _, rest = text.partition(" ")
-    if first in _SUBJECT_OF:
-        return f"{_SUBJECT_OF[first]} {rest}"
+    if first in _SUBJECT_OF:  # (and then its first letter small too: "Also, there's a typo", not "There's")
+        text = f"{_SUBJECT_OF[first]} {rest}"
     if text[:2] in ("I ", "I'") or not text:
         return text
     return text[0].lower() + text[1:]
@@ -629,6 +629,9 @@ def _persona_line(
     return next(line for line in fitting[at:] + fitting[:at] if line[1] not in avoid)
 
 
+# Issues of an order placed in the last few days (an address is changed before delivery): no opener may
+# say the customer has meant to write about it for a while.
+_RECENT_ORDER_ISSUES = ("address_change",)
 # Words of a problem that began just now: no opener may say the customer has meant to write for a while.
 _SUDDEN_RE = re.compile(
     r"\b(?:yesterday|today|this morning|overnight|right now|suddenly|for an hour|since about|just unpacked|"
@@ -817,9 +820,11 @@ def _compose_message(
         body += " " + mention.format(title=other.title, issue=past, this=this)
     openers = content.PERSONA_OPENERS[persona]
     urgent = any(i.issue_id in content.URGENT_ISSUES for i in intents)
-    # (what happened just now has not been going on a while)
+    # (what happened just now has not been going on a while, nor has an order still to be sent: an address to
+    # change is an order of the last few days; audit round 70)
+    recent = urgent or any(i.issue_id in _RECENT_ORDER_ISSUES for i in intents)
     avoid = frozenset(
-        ([content.A_WHILE] if urgent or _SUDDEN_RE.search(body) else [])
+        ([content.A_WHILE] if recent or _SUDDEN_RE.search(body) else [])
         + ([content.LONG] if len(body.split()) < _LONG_MESSAGE_WORDS else [])
     )
     distractor = ""
