@@ -1010,16 +1010,14 @@ def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> s
 
 
 def _card_corrected(scenario: Scenario, state: EpisodeState, text: str) -> str:
-    """The customer putting right the ending of a card an answer names that is not its own (the
-    expert task's records hold its card): it knows its card, and says so (figures)."""
-    if state.task_id != EXPERT_TASK_ID:
+    """The customer putting right the ending of a card an answer names that is not its own (figures): it
+    knows its card when it has its last four digits to give, and says so once for each wrong one."""
+    own = scenario.facts_by_name.get("card_last_four", "") if state.task_id == EXPERT_TASK_ID else ""
+    if not own:  # (a customer not sure which card it paid with has nothing to put right)
         return ""
-    on_record = [p.card_last_four for p in scenario.records.payments]
-    own = scenario.facts_by_name.get("card_last_four") or next(iter(on_record), "")
-    wrong = [ending for ending in figures.card_endings_in(text) if ending not in {own, *on_record}]
-    if not wrong or not own:
-        return ""
-    return _react("card_misquoted", scenario, state, told=wrong[0], card=own)
+    said = " ".join(_said(state))
+    wrong = [ending for ending in figures.card_endings_in(text) if ending != own and ending not in said]
+    return _react("card_misquoted", scenario, state, told=wrong[0], card=own) if wrong else ""
 
 
 def sign_in_names(scenario: Scenario) -> tuple[str, ...]:

@@ -720,8 +720,7 @@ def _unfounded(scenario: Scenario, state: EpisodeState) -> list[str]:
         return []
     customer_words = (text for who, text, _ in state.history if who == "customer")
     words = [*customer_words, *scenario.policy_text, scenario.ticket_id, *(a.article_id for a in ARTICLES)]
-    cap, own_card = scenario.policy.refund_cap(scenario.tier), scenario.facts_by_name.get("card_last_four", "")
-    known = figures.Known(scenario.records, state.desk, cap, words, own_card)
+    known = figures.Known(scenario.records, state.desk, scenario.policy.refund_cap(scenario.tier), words)
     return figures.unfounded(known, said)
 
 

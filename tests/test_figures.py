@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from supportenv import expert, figures, graders
+from supportenv import casework, expert, figures, graders
 from supportenv.actions import Action
 from supportenv.episode import step
 from supportenv.replay import new_episode, replay
@@ -28,6 +28,8 @@ SPLIT = "validation"
         ("Your card ****1784 was charged.", ("card", "1784")),
         ("Order ORD-472977 is on its way.", ("id", "ORD-472977")),
         ("Its tracking number is 1ZUE6EF92CRJ.", ("id", "1ZUE6EF92CRJ")),
+        ("The card ···7184 was charged.", ("card", "7184")),
+        ("The last four digits of your card are 1784.", ("card", "1784")),
         ("Your invoice INV-2026-79877 is attached.", ("id", "INV-2026-79877")),
     ],
 )
@@ -41,6 +43,12 @@ def test_a_message_s_figures_are_read(text: str, figure: tuple[str, str]) -> Non
         "The order ending 4977 is on its way.",  # (no card: four digits of something else)
         "It should arrive within 3-5 business days, by 2026-12-11.",
         "Please use article KB-PAY-01 as a guide.",  # (an id, but the rules hold it: checked apart)
+        # (a code review of graders-14: a year read as a card's ending in a sentence that named a card)
+        "Nothing more will be charged to your card: your plan simply ends on 2026-12-04.",
+        "For the billing period ending 2026-11-30, your card was charged once.",
+        "**Order date:** 2026-11-20, paid by card",
+        "Your last four payments on the card were on 2026-11-20, 2026-11-18 and 2026-11-13.",
+        "The order ending 5607 was paid with your card.",
     ],
 )
 def test_no_card_ending_is_read_where_no_card_is_named(text: str) -> None:
@@ -56,8 +64,8 @@ def test_known_holds_the_records_their_sums_and_the_customer_s_words_but_nothing
     records = scenario.records
     first, second = records.orders[0], records.orders[1]
     desk = Desk(verified=True, changes=(Change("issue_refund", first.order_id, "12.34"),))
-    words = ["I paid $77.77 for it.", "Mine ends in 1111, not 2222."]
-    known = figures.Known(records, desk, scenario.policy.refund_cap(scenario.tier), words, own_card="1111")
+    words = ["I paid $77.77 for it.", "Mine ends in 1111, not 2222.", "It's been 12 days."]
+    known = figures.Known(records, desk, scenario.policy.refund_cap(scenario.tier), words)
     card = records.payments[0].card_last_four
     holds = [
         f"${first.total:,.2f}",  # on record
@@ -67,14 +75,14 @@ def test_known_holds_the_records_their_sums_and_the_customer_s_words_but_nothing
         "$77.77",  # the customer's own words
         f"${round(first.total):d}",  # without cents: within a dollar
         f"the card ending {card}",
-        "the card ending 1111",  # the customer's own card (an impostor's is on no record)
         first.order_id,
+        "UTC-5",  # (no record's id: no record's prefix)
         first.tracking_number,
     ]
     for text in holds:
         assert figures.unfounded(known, [f"About {text}."]) == [], text
-    # (a card the customer's words only echo, putting it right, is not its card)
-    made_up = [f"${first.total + 0.37:,.2f}", "ORD-000001", "the card ending 2222"]
+    # (a card the customer's words only echo, putting it right, is not its card; a count of days is no sum)
+    made_up = [f"${first.total + 0.37:,.2f}", "ORD-000001", "the card ending 2222", f"${first.total + 12:,.2f}"]
     for text in made_up:
         assert figures.unfounded(known, [f"About {text}."]), text
 
@@ -89,8 +97,11 @@ def _oracle_actions(seed: int) -> list[Action]:
 
 
 def _refund_seed() -> int:
-    """A validation seed whose oracle refunds and answers (found, not hard-coded)."""
+    """A validation seed whose oracle refunds and answers, to a customer who knows its card (found, not
+    hard-coded)."""
     for seed in range(400):
+        if "card_last_four" not in generate(EXPERT_TASK_ID, SPLIT, seed).facts_by_name:
+            continue
         actions = _oracle_actions(seed)
         kinds = [a.kind for a in actions]
         if any(a.tool == "issue_refund" for a in actions) and "respond_with_solution" in kinds:
@@ -124,3 +135,35 @@ def test_the_oracle_never_tells_a_figure_nothing_holds() -> None:
         grade = graders.grade_trajectory(EXPERT_TASK_ID, SPLIT, seed, _oracle_actions(seed))
         communication = next(c for c in grade.components if c.name == "communication")
         assert "no record nor the customer gave" not in communication.detail, seed
+
+
+def test_sums_worked_out_from_an_order_of_several_lines_hold_to_the_half_cent() -> None:
+    """A code review of graders-14: the items of a three-line order together, the discount taken off them, and
+    what was paid for a line rounded half up (casework.paid_for) were charged as made up."""
+    scenario = _expert_scenario(lambda s: any(len(o.items) >= 3 and o.discount_percent for o in s.records.orders))
+    order = next(o for o in scenario.records.orders if len(o.items) >= 3 and o.discount_percent)
+    known = figures.Known(scenario.records, Desk(), scenario.policy.refund_cap(scenario.tier), [])
+    items = sum(i.unit_price * i.quantity for i in order.items)
+    off = items * order.discount_percent / 100
+    for told in (items, off, items - off, *(casework.paid_for(order, i) for i in order.items)):
+        half_up = f"{int(told * 100 + 0.5 + 1e-9) / 100:.2f}"  # (as a till rounds)
+        for cents in {f"{told:.2f}", half_up}:
+            assert figures.unfounded(known, [f"That came to ${cents}."]) == [], (told, cents)
+
+
+def test_the_customer_puts_a_card_right_only_if_it_knows_its_card_and_once() -> None:
+    seed = _refund_seed()
+    scenario, state = new_episode(EXPERT_TASK_ID, SPLIT, seed)
+    own = scenario.facts_by_name["card_last_four"]
+    wrong = f"{(int(own) + 1) % 10000:04d}"
+    answer = f"Thanks for your patience. The card ending {wrong} is the one on file."
+    step(scenario, state, Action("respond_with_solution", text=answer))
+    first = state.history[-1][1]
+    step(scenario, state, Action("respond_with_solution", text=answer + " Sorry again."))
+    second = state.history[-1][1]
+    assert f"ends in {own}" in first and f"ends in {own}" not in second
+    # ... and a customer not sure which card it paid with has nothing to put right.
+    other = next(s for s in range(400) if "card_last_four" not in generate(EXPERT_TASK_ID, SPLIT, s).facts_by_name)
+    scenario, state = new_episode(EXPERT_TASK_ID, SPLIT, other)
+    step(scenario, state, Action("respond_with_solution", text=answer))
+    assert wrong not in state.history[-1][1]
