@@ -95,8 +95,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Refunds an amount of an order's captured "
         "payment to the original card. Needs the identity verified; at most what was captured and not yet "
         "refunded. Money charged beyond the order's listed total (a duplicate charge, an overcharge) is "
-        "returned in full; any other refund is at most the tier's refund cap (above it, escalate), and none "
-        "once the order was reshipped (never both).",
+        "returned in full, reshipped or not; any other refund is at most the tier's refund cap (above it, "
+        "escalate), and none once the order was reshipped (never both).",
         needs_verification=True,
     ),
     ToolSpec(
