@@ -1323,3 +1323,17 @@ def test_round_70_a_claim_not_borne_out_closes_plainly_and_a_card_that_went_thro
         assert state.history[-1][1] not in content.REACTIONS["closed"], (seed, state.history[-1])
         closed += 1
     assert closed >= 20
+
+
+def test_a_reported_takeover_s_sign_in_names_a_town_as_every_sign_in_does():
+    """It read "unknown location", which no sign-in record says (noticed in world-15's audits)."""
+    seen = 0
+    for seed in range(300):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if not any(i.issue_id == "account_takeover" for i in scenario.intents):
+            continue
+        stranger, *others = scenario.records.account.sign_ins
+        assert not stranger.recognised and stranger.place not in {s.place for s in others}, stranger
+        assert stranger.place[0].isupper() and stranger.place != "unknown location"
+        seen += 1
+    assert seen >= 5

@@ -407,9 +407,13 @@ class _Builder:
         town = self.rng.choice(_TOWNS)  # (drawn as ever; the customer signs in from home)
         sign_ins = [SignIn(_iso(_day(recent)), device_model, self.address.rsplit(", ", 1)[-1] or town, True)]
         if "account_takeover" in self.issues:
-            # Someone else signed in from a device and a place the customer has never used.
-            stranger = SignIn(_iso(_day(0)), self.rng.choice(("Windows PC", "Linux laptop")), "unknown location", False)
-            sign_ins.insert(0, stranger)
+            # Someone else signed in from a device and a town the customer has never used (the town drawn
+            # from a generator of its own, so that no other draw moves: it was "unknown location", which no
+            # sign-in record says; a code review of world-15).
+            device = self.rng.choice(("Windows PC", "Linux laptop"))
+            home = sign_ins[0].place
+            place = random.Random(f"takeover town:{self.scenario.record_seed}").choice([t for t in _TOWNS if t != home])
+            sign_ins.insert(0, SignIn(_iso(_day(0)), device, place, False))
         if self.scenario.unknown_sign_in:
             # The latest sign-in, from a device and a town the account does not know: the same draw
             # whoever made it (the customer away on another device, or someone else), so that only the
