@@ -2288,18 +2288,25 @@ REACTIONS = {
         "Alright. I take it someone else will deal with {issue}, then?",
     ),
     # Goodbyes in the mood shown, as the solved replies.
-    "closed": (
-        "Thanks so much for your help. Bye!",
-        "Brilliant, thanks again for all your help!",
-        "Thank you, you've been really helpful. Have a good day!",
-        "Lovely, thanks a lot. Take care!",
-        "That's great, thank you. Have a good one!",
+    # (a thanks and a goodbye, each drawn: five lines heard on ticket after ticket read as canned; audit rounds
+    # 69-71)
+    "closed": tuple(
+        f"{thanks} {goodbye}"
+        for thanks in (
+            "Thanks so much for your help.",
+            "Brilliant, thanks again for all your help.",
+            "Thank you, you've been really helpful.",
+            "Lovely, thanks a lot.",
+            "That's great, thank you.",
+            "Much appreciated, thank you.",
+            "Thanks for sorting all that out.",
+        )
+        for goodbye in ("Bye!", "Have a good day!", "Take care!", "Have a good one!", "All the best.")
     ),
-    "closed_plain": (
-        "Thanks, bye.",
-        "Alright, thank you.",
-        "Thanks for your time.",
-        "Okay, thanks for the help.",
+    "closed_plain": tuple(
+        f"{thanks} {goodbye}".strip()
+        for thanks in ("Thanks.", "Alright, thank you.", "Thanks for your time.", "Okay, thanks for the help.")
+        for goodbye in ("", "Bye.", "Goodbye.")
     ),
     "closed_grudging": (
         "Okay. Goodbye.",
