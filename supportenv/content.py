@@ -2186,6 +2186,11 @@ REACTIONS = {
         "I don't have a card ending in {told}; mine ends in {card}.",
         "That's not my card: mine ends in {card}, not {told}.",
     ),
+    "mixup_acknowledged_curt": (
+        "Fine, that was an older order's number.",
+        "Right, wrong order number. The newer one, then.",
+        "That was my old order's number, then.",
+    ),
     # (asked whose "the latest sign-in" was, with nothing to say which: its device, place or day)
     "sign_in_which": (
         "Which sign-in do you mean? I sign in on my {device} most days.",

@@ -124,9 +124,15 @@ def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
         if owner == scenario.intents[0].issue_id
         else None
     )
-    return own or content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
+    replies = own or content.ISSUE_FACT_REPLIES.get(owner, {}).get(name) or content.FACT_REPLIES[name]
+    if name == "order_id" and scenario.meant_order_id:
+        # (an earlier order's id, given by mistake: from memory, not read off the order's confirmation; round 72)
+        replies = tuple(r for r in replies if not _READ_OFF_RE.search(r)) or replies
+    return replies
 
 
+# Words of a fact read off a document of the order ("the confirmation email says order ...").
+_READ_OFF_RE = re.compile(r"\b(?:email|receipt|confirmation|invoice|says)\b")
 _IT_RE = re.compile(r"it\b")
 # A question whether anything changed lately ("did anything change on your side recently?").
 # A question whether something changed ("Has anything changed recently?", "any recent changes?"), not
@@ -445,20 +451,27 @@ def issue_words(issue_ids: list[str] | tuple[str, ...]) -> str:
     return spoken_list(content.ISSUE_WORDS[i][0] for i in issue_ids)
 
 
-def solved_reply(issue_id: str, mood: str, asked_for_photos: bool, done_for_them: bool = False) -> str:
+def solved_reply(
+    issue_id: str, mood: str, asked_for_photos: bool, done_for_them: bool = False, news: bool = False
+) -> str:
     """The kind of reply to a right answer to the customer's last open issue: it fits the
     answer (steps to take, photos to send, a promise, information) and the mood the customer
     shows after it (a sentiment label): glad if satisfied, plain if neutral, grudging if still
     annoyed. A replacement the answer asked no photos for is only a promise; steps the answer
-    says the agent took already ("I've cancelled it") are thanked for as done."""
+    says the agent took already ("I've cancelled it") are thanked for as done; `news` (the expert task's
+    issue answered by what the records show, with nothing changed) as information."""
     kind = content.ISSUE_WORDS[issue_id][1]
-    if kind == "photos" and not asked_for_photos:
+    if news:  # (what the records show, and nothing changed: not "good to know it's being put right"; round 72)
+        kind = "info"
+    elif kind == "photos" and not asked_for_photos:
         kind = "promise"
     if done_for_them and kind in ("steps", "fix"):
         kind = "done"
     return in_mood("solved_" + kind, mood)
 
 
+# Words of a solved reply that call the whole case covered ("that covers everything").
+_ALL_COVERED_RE = re.compile(r"\b(?:everything|all of it|covers it all|deals with all)\b", re.IGNORECASE)
 # Words of a solved reply that fit only an answer to one issue.
 _ONE_ISSUE_RE = re.compile(r"\b(?:my question|answers it)\b", re.IGNORECASE)
 
@@ -471,21 +484,30 @@ def solved(
     asked_for_photos: bool,
     done_for_them: bool = False,
     said: tuple[str, ...] = (),
+    all_done: bool = True,
+    news: frozenset[str] = frozenset(),
 ) -> str:
     """The customer's reply to an answer that solved its last open issues (`issue_ids`): the reply
     to the main one, the last that is not an idea (a fix matters more to a customer than its
     suggestion noted), then the photos the answer asked for and the idea it passed on, where
-    that reply does not say them already. An answer to several issues gets a reply that fits several."""
+    that reply does not say them already. An answer to several issues gets a reply that fits several;
+    with more to come (`all_done` false: a takeover still to hand over), none that calls it all covered."""
     ideas = [i for i in issue_ids if content.ISSUE_WORDS[i][2] == content.IDEA]
     main = next((i for i in reversed(issue_ids) if i not in ideas), issue_ids[-1])
-    kind = solved_reply(main, mood, asked_for_photos, done_for_them)
-    kinds = {solved_reply(i, mood, asked_for_photos, done_for_them) for i in issue_ids if i not in ideas}
+    kind = solved_reply(main, mood, asked_for_photos, done_for_them, main in news)
+    kinds = {solved_reply(i, mood, asked_for_photos, done_for_them, i in news) for i in issue_ids if i not in ideas}
     if len(kinds) > 1 and not asked_for_photos:
         # Answers of different kinds (a refund made, steps to try): thanks that fit them all.
         kind = in_mood("solved_mixed", mood)
     options = content.REACTIONS[kind]
     if len(issue_ids) - len(ideas) > 1:  # "that answers my question" is for one issue, not several
         options = tuple([t for t in options if not _ONE_ISSUE_RE.search(t)])
+    if not all_done:
+        options = tuple([t for t in options if not _ALL_COVERED_RE.search(t)]) or tuple(
+            t
+            for t in content.REACTIONS[solved_reply(main, mood, asked_for_photos, done_for_them, main in news)]
+            if not _ALL_COVERED_RE.search(t)
+        )
     reply = _fresh_pick(f"{scenario.ticket_id}|{step}|{kind}", options, said, {})
     if asked_for_photos and not kind.startswith("solved_photos"):
         reply = react(in_mood("solved_photos_too", mood), scenario, step, said, reply=reply)

@@ -785,8 +785,13 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
         if reply and tone:
             return _react(tone, scenario, state)
-        if reply:  # (the news of the refund taken in first, doubt or not: audit round 60)
-            return f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}" if noticed else reply
+        if reply and noticed:
+            # (the news of the refund taken in first, doubt or not: audit round 60; then what the doubt is of, so
+            # that it does not read as a doubt of the refund: audit round 72)
+            taken_in = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
+            return f"{taken_in} As for {customer.issue_words([exp.issue_type])}: {reply[0].lower()}{reply[1:]}"
+        if reply:
+            return reply
     if asking and newly:
         # An issue named only in the question that asks for its facts ("For the refund, could you send
         # the order id and the amount paid?") is what the question is about, not an early answer.
@@ -942,12 +947,16 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if rest:
             mood = _mood_after(state, turn)
             settled = customer.solved(
-                scenario, state.step, rest, mood, photos, _says_it_was_done(action.text), _said(state)
-            )
+                scenario, state.step, rest, mood, photos, _says_it_was_done(action.text), _said(state),
+                all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
+            )  # fmt: skip
             reply = f"{reply} {settled}"
     else:
         mood = _mood_after(state, turn)
-        reply = customer.solved(scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state))
+        reply = customer.solved(
+            scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state),
+            all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
+        )  # fmt: skip
     if _slower_than_needed(scenario, state, newly, action.text):
         # (after the thanks, before what it asks next: "What about the suspicious activity on my account?")
         thanks, question, asks = reply.partition(next((s for s in sentences_of(reply) if "?" in s), "\0"))
@@ -968,6 +977,24 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if noticed:
         reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
+
+
+def _news(scenario: Scenario) -> frozenset[str]:
+    """The expert task's issues answered by what the records show, with nothing to change (a late parcel's new
+    date, why a card was declined): the customer takes in information, not a fix."""
+    if scenario.task_id != EXPERT_TASK_ID:
+        return frozenset()
+    changed = {r.issue for r in casework.remedies(scenario)}
+    return frozenset(f.issue for f in casework.findings(scenario) if f.issue not in changed)
+
+
+def _takeover_pending(scenario: Scenario, state: EpisodeState, text: str) -> bool:
+    """A stranger's sign-in the customer knows of (asked about now or before) and the desk has yet to hand to
+    security: the customer does not call the case covered (audit round 72: "No, that wasn't me! ... Thanks,
+    that's everything I needed.")."""
+    if scenario.unknown_sign_in != "stranger" or state.escalated:
+        return False
+    return bool(state.sign_in_told_at) or customer.asks_whose_sign_in(text, sign_in_names(scenario))
 
 
 def _slower_than_needed(scenario: Scenario, state: EpisodeState, newly: list[str], text: str) -> bool:
@@ -1004,9 +1031,11 @@ def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> s
     if not meant or meant not in text or given not in text or order_corrected(scenario, state):
         return ""
     said = _said(state)
-    if any(reply in said_text for reply in content.REACTIONS["mixup_acknowledged"] for said_text in said):
+    kinds = ("mixup_acknowledged", "mixup_acknowledged_curt")
+    if any(reply in said_text for kind in kinds for reply in content.REACTIONS[kind] for said_text in said):
         return ""
-    return _react("mixup_acknowledged", scenario, state)
+    # (an angry or terse customer owns up in few words, not with "Oops ... Sorry about that": round 72)
+    return _react(kinds[scenario.persona in _CURT], scenario, state)
 
 
 def _card_corrected(scenario: Scenario, state: EpisodeState, text: str) -> str:
@@ -1660,6 +1689,7 @@ def _told_from_the_records(scenario: Scenario, state: EpisodeState, text: str, n
     return out
 
 
+_CURT = ("angry", "terse")  # the personas that own up to a slip in few words
 # The personas that push back once on being told the records contradict their claim.
 _PUSHY = ("angry", "confused", "terse")
 

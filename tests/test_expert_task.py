@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -1177,7 +1178,7 @@ def test_audits_65_to_68_the_customer_owns_up_once_to_the_earlier_order_id_it_ga
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
     text = f"Thank you. The order number you gave, {given}, is an earlier order; the one you mean is {meant}."
     step(scenario, state, Action("respond_with_solution", text=text))
-    owned = content.REACTIONS["mixup_acknowledged"]
+    owned = (*content.REACTIONS["mixup_acknowledged"], *content.REACTIONS["mixup_acknowledged_curt"])
     assert any(state.history[-1][1].startswith(r) for r in owned), state.history[-1][1]
     step(scenario, state, Action("respond_with_solution", text=text + " I am looking into it."))
     assert not any(r in state.history[-1][1] for r in owned)
@@ -1337,3 +1338,98 @@ def test_a_reported_takeover_s_sign_in_names_a_town_as_every_sign_in_does():
         assert stranger.place[0].isupper() and stranger.place != "unknown location"
         seen += 1
     assert seen >= 5
+
+
+def test_round_72_a_customer_who_says_a_sign_in_was_not_theirs_does_not_call_the_case_covered(monkeypatch):
+    """Audit round 72: "No, that wasn't me! I haven't been to Galway ... Thanks, that's everything I needed." in
+    one reply to an answer that settled the rest and asked whose the sign-in was: the takeover was still open."""
+    covered = re.compile(r"\b(?:everything|all of it|covers it all|deals with all)\b", re.IGNORECASE)
+    monkeypatch.setattr(expert, "_sign_in_check", lambda scenario, state: None)  # (asked in the answer instead)
+    heard = 0
+    for seed in range(400):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if scenario.unknown_sign_in != "stranger" or len(scenario.intents) < 2:
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        sign_in = casework.unknown_sign_in(scenario)
+        _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+        answer = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+        question = f" Also, I see a sign-in on {sign_in.when} from a {sign_in.device} in {sign_in.place}. Was that you?"
+        step(scenario, state, answer._replace(text=answer.text + question))
+        reply = state.history[-1][1]
+        if sign_in.place in reply:  # (the customer said it was not theirs)
+            assert not covered.search(reply), (seed, reply)
+            heard += 1
+    assert heard >= 3
+    # ... and however the answer settles the rest (several issues of different kinds: "that covers everything").
+    scenario = generate(EXPERT_TASK_ID, "validation", 0)
+    kinds = {}
+    for issue in ISSUE_TYPES_BY_ID:
+        kinds.setdefault(customer.solved_reply(issue, "satisfied", False), issue)
+    mixed = list(kinds.values())[:2]
+    for mood in ("satisfied", "neutral", "frustrated"):
+        replies = [customer.solved(scenario, n, mixed, mood, False, all_done=False) for n in range(30)]
+        assert not any(covered.search(r) for r in replies), replies
+    assert any(covered.search(customer.solved(scenario, n, mixed, "satisfied", False)) for n in range(30))
+
+
+def test_round_72_news_from_the_records_is_taken_as_information_and_a_slip_owned_up_to_in_the_persona_s_words():
+    """Audit round 72: "Okay, good to know it's being put right. Thanks!" to a late parcel's new date (nothing was
+    put right); an angry customer's "Oops, that's my old order's number. Sorry about that."; the earlier order's
+    id "from the confirmation email", which would show the recent one."""
+    promises = [
+        line for kind, lines in content.REACTIONS.items() if kind.startswith("solved_promise") for line in lines
+    ]
+    curt, sorry = content.REACTIONS["mixup_acknowledged_curt"], content.REACTIONS["mixup_acknowledged"]
+    news = mixups = 0
+    for seed in range(800):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        found = {f.issue for f in casework.findings(scenario)}
+        only_news = not casework.remedies(scenario) and found >= {i.issue_id for i in scenario.intents}
+        if not only_news and not scenario.meant_order_id:
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+        replies = " ".join(text for who, text, _ in state.history[1:] if who == "customer")
+        if only_news and not scenario.family:  # (a family's claim is met in words of its own)
+            assert not any(p in replies for p in promises), (seed, replies)
+            news += 1
+        if scenario.meant_order_id:
+            assert "confirmation email" not in replies, (seed, replies)
+            owned, not_owned = (curt, sorry) if scenario.persona in ("angry", "terse") else (sorry, curt)
+            assert not any(line in replies for line in not_owned), (seed, scenario.persona, replies)
+            mixups += any(line in replies for line in owned)
+    assert news >= 3 and mixups >= 5
+
+
+def test_round_72_the_words_of_a_ticket_fit_the_days_its_records_hold():
+    """Audit round 72: "the tracking hasn't updated in ten days" of a parcel ordered eight days ago and scanned six
+    days ago; "a duplicate payment went through when I checked out yesterday" of a charge taken ten days ago."""
+    for seed in range(1500):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if scenario.family == "not_lost_yet":
+            assert not {"lost_package/3", "lost_package/4"} & set(scenario.template_ids), seed
+        if "double_charge/4" in scenario.template_ids:
+            assert days_before_today(scenario.facts_by_name["charge_date"]) <= 2, seed
+
+
+def test_round_72_a_doubt_after_the_news_of_a_refund_says_what_it_doubts():
+    """Audit round 72: "Overcharged? I never spotted that, so I'm glad you caught it. Already? Are you certain?"
+    read as a doubt of the refund, not of the delivery it was about."""
+    seen = 0
+    for seed in range(1500):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        if not (scenario.unnoticed_charge and casework.is_mistaken(scenario, scenario.expected.issue_type)):
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+        pushbacks = content.REACTIONS[f"pushback_{scenario.family}"]
+        for who, text, _ in state.history:
+            noticed = any(line in text for line in content.REACTIONS[f"noticed_{scenario.unnoticed_charge}"])
+            doubted = any(line[1:] in text for line in pushbacks)
+            if who == "customer" and noticed and doubted:
+                assert "As for " in text, (seed, text)
+                seen += 1
+    assert seen >= 1

@@ -685,12 +685,24 @@ _NOT_FOR_FAMILY = {
     ("wrong_amount", "shipping_not_overcharge"): frozenset((3,)),
     ("double_charge", "duplicate_already_refunded"): frozenset((4,)),
     ("payment_failure", "paid_on_retry"): frozenset((3,)),
+    # ("the tracking hasn't updated in ten days", "it's been two weeks" of a parcel placed eight days ago and
+    # scanned six days ago: audit round 72)
+    ("lost_package", "not_lost_yet"): frozenset((3, 4)),
 }
+# Words that say when the charge was taken, and how many days ago the records must date it for them: a
+# duplicate "when I checked out yesterday" taken ten days ago (audit round 72).
+_CHARGED_DAYS_AGO = {("double_charge", 4): (0, 2)}
 
 
-def _fits_the_records(issue: IssueType, index: int, family: str) -> bool:
+def _fits_the_records(issue: IssueType, index: int, family: str, facts: dict[str, str] | None = None) -> bool:
     if index in _NOT_ON_RECORD.get(issue.issue_id, ()) or index in _NOT_FOR_FAMILY.get((issue.issue_id, family), ()):
         return False
+    charged = _CHARGED_DAYS_AGO.get((issue.issue_id, index))
+    if charged and facts is not None:
+        from supportenv.world.system_of_record import days_before_today
+
+        if not charged[0] <= days_before_today(facts.get("charge_date", "2000-01-01")) <= charged[1]:
+            return False
     delivered = _SAYS_DELIVERED.get(issue.issue_id)
     return delivered is None or (index in delivered) == (family == "left_in_safe_place")
 
@@ -748,11 +760,13 @@ def _compose_message(
     family_rng: random.Random | None = None,
     mixup: bool = False,
     price: _OrderPrice | None = None,
+    facts: dict[str, str] | None = None,
 ) -> tuple[str, tuple[str, ...], tuple[str, ...], str, str]:
     """The opening message. `family` is the expert ticket's judgement family ("" for none); None
     on the other tasks, whose words need not fit records. `family_rng` draws what the family's own
     words add (content.FAMILY_LINES), apart from every other draw. `price`: what the order of the
-    product the words name is charged, on the expert task (None on the others, or without an amount)."""
+    product the words name is charged, on the expert task (None on the others, or without an amount);
+    `facts`, the ticket's, whose dates the expert task's words must fit."""
     template_ids, bodies, products = [], [], []
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
@@ -766,8 +780,8 @@ def _compose_message(
             # (the split's own templates that fit the records, else the others that do)
             others = range(TRAIN_TEMPLATES) if held_out else range(TRAIN_TEMPLATES, len(issue.templates))
             fitting = (
-                [i for i in fitting if _fits_the_records(issue, i, family)]
-                or [i for i in others if _fits_the_records(issue, i, family) and (held_out or split == "test")]
+                [i for i in fitting if _fits_the_records(issue, i, family, facts)]
+                or [i for i in others if _fits_the_records(issue, i, family, facts) and (held_out or split == "test")]
                 or fitting
             )
         index = rng.choice(fitting)
@@ -1189,6 +1203,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         words_rng,
         bool(meant_order_id),
         price,
+        facts,
     )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
