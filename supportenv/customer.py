@@ -355,7 +355,7 @@ def react(kind: str, scenario: Scenario, step: int, said: tuple[str, ...] = (), 
 
 
 def _fresh_pick(key: str, templates: tuple[str, ...], said: tuple[str, ...], words: dict[str, str]) -> str:
-    replies = tuple(t.format(**words) for t in templates)
+    replies = tuple(t.format(**words) for t in templates) if words else templates
     return _pick(key, tuple(r for r in replies if r not in said) or replies)
 
 
