@@ -714,6 +714,37 @@ _CLAIMS = {tool: re.compile(verbs, re.IGNORECASE) for tool, verbs in _DONE_VERBS
 _NOW_CLAIMS = {tool: re.compile(words, re.IGNORECASE) for tool, words in _NOW_DONE.items()}
 
 
+# What an article may offer that no desk tool does (the desk rules: "Offer or promise nothing the tools do not do").
+_UNTOOLED = {
+    "a carrier trace": r"\b(?:carrier trace|trace (?:with|from) the carrier|carrier to (?:trace|investigate))\b",
+    "store credit": r"\bstore credit\b",
+    "a shipping credit": r"\bshipping credit\b|\bcredit (?:for|on) (?:the )?shipping\b",
+    "status updates": r"\b(?:subscribe|sign) you (?:up )?(?:to|for) (?:status )?updates\b",
+    "an updated receipt": r"\b(?:updated|corrected|new) receipt\b",
+}
+_UNTOOLED_RES = {thing: re.compile(words, re.IGNORECASE) for thing, words in _UNTOOLED.items()}
+# A sentence that commits the desk to it, or offers it: "I'll open a carrier trace", "we have applied store
+# credit", "I can offer a shipping credit", "would you like store credit?".
+_PROMISE_RE = re.compile(
+    r"\b(?:i|we)(?:'ll| will| shall|'ve| have| can| could| am going to|'m going to| are going to)\b"
+    r"|\blet me\b|\bwould you like\b|\bhappy to (?:open|offer|apply|give|add|send)\b",
+    re.IGNORECASE,
+)
+_NOT_RE = re.compile(r"\b(?:not|no|never|cannot|unable)\b|n't\b", re.IGNORECASE)
+
+
+@cached_for_short_texts
+def promises_untooled(text: str) -> tuple[str, ...]:
+    """What a message promises or offers the customer that no desk tool does ("I'll open a carrier trace"),
+    by name; never what it says the desk cannot do ("we can't open a carrier trace")."""
+    promised: dict[str, None] = {}
+    for sentence in _SENTENCE_END_RE.split(text):
+        for thing, words in _UNTOOLED_RES.items():
+            if words.search(sentence) and _PROMISE_RE.search(sentence) and not _NOT_RE.search(sentence):
+                promised[thing] = None
+    return tuple(promised)
+
+
 @cached_for_short_texts
 def claimed_changes(text: str) -> tuple[str, ...]:
     """The changes a message tells the customer were made ("I have refunded ...", "I've cancelled

@@ -1981,7 +1981,7 @@ REACTIONS = {
     ),
     "pushback_not_lost_yet": (
         "It feels like it's been ages though. Are you sure it's still on its way?",
-        "Still moving? I've been refreshing the tracking for days. Are you certain it isn't lost?",
+        "Not lost? I've been refreshing the tracking for days. Are you certain it's still on its way?",
     ),
     "pushback_duplicate_already_refunded": (
         "I still see two payments on my statement, though. Are you sure the second one was refunded?",
@@ -2021,7 +2021,7 @@ REACTIONS = {
     ),
     "accepts_not_lost_yet": (
         "Alright, I'll give it a few more days then. Thanks for checking the tracking.",
-        "Okay, so it's still moving. I'll wait a bit longer, thanks.",
+        "Okay, so it isn't lost yet. I'll wait a bit longer, thanks.",
     ),
     "accepts_pending_authorisation": (
         "Oh, I see, so only one payment was actually taken and the other is just a hold. Thanks for checking.",

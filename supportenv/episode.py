@@ -436,6 +436,8 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     # An unreadable output is charged as invalid once, however often it recurs.
     if earlier_same and kind not in ("mark_resolved", INVALID_KIND):
         turn.add("repeat_action", earlier_same)
+    if state.task_id == EXPERT_TASK_ID and action.text and kind in _READ_BY_THE_CUSTOMER:
+        _check_promises(state, action.text, turn)
     if action.text and not turn.charged("rude_language") and is_rude(action.text):
         turn.add("rude_language")
         turn.mood(-0.5, -2)
@@ -460,6 +462,20 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
     state.last_feedback = "; ".join(turn.notes)
     state.last_breakdown = tuple(parts)
     return total, state.last_breakdown
+
+
+# The actions whose text the customer reads (a department's note and the closing summary are internal).
+_READ_BY_THE_CUSTOMER = ("respond_with_solution", "ask_for_more_info", "escalate_to_human", "request_callback")
+
+
+def _check_promises(state: EpisodeState, text: str, turn: _Turn) -> None:
+    """The expert desk promising what no tool does (a carrier trace, store credit), charged once an episode:
+    the desk rules forbid it, and the customer would wait for what never comes."""
+    promised = casework.promises_untooled(text)
+    if promised and "promised_untooled" not in state.violations:
+        turn.add("promise_untooled")
+        state.violations.append("promised_untooled")
+        turn.notes.append(f"promised what no desk tool does: {', '.join(promised)}")
 
 
 @cache  # one entry per task

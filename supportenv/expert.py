@@ -6,6 +6,8 @@ steps) and by the oracle agent (which proves full marks are reachable)."""
 
 from __future__ import annotations
 
+import re
+
 from supportenv import casework, customer
 from supportenv.actions import Action, use_tool
 from supportenv.catalog import (
@@ -51,12 +53,24 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
         again = "I understand the worry, and I have checked again. " if state.pushed_back else ""
         told = _told_of(scenario, intents[0]).strip()
         return f"Thank you for your patience{ref}. {again}{told}{_unnoticed(scenario, state)}"
-    steps = " Also: ".join(_solution_step(ISSUE_TYPES_BY_ID[i]) for i in intents)
-    done = "".join(_told_of(scenario, i) for i in intents) if scenario.task_id == EXPERT_TASK_ID else ""
+    told = {i: _told_of(scenario, i) for i in intents} if scenario.task_id == EXPERT_TASK_ID else {}
+    # (an issue the records settle is told as they do, without an article's step that promises what no tool
+    # does, which the desk rules forbid: "I have sent your order again", not "Open a carrier trace")
+    steps = " Also: ".join(
+        step
+        for issue, step in ((i, _solution_step(ISSUE_TYPES_BY_ID[i])) for i in intents)
+        if not (told.get(issue) and _UNTOOLED_RE.search(step))
+    )
+    plan = f" Here is what we will do: {steps}." if steps else ""
     return (
-        f"Thank you for your patience{ref}, and I'm sorry for the trouble. Here is what we will do: {steps}.{done}"
+        f"Thank you for your patience{ref}, and I'm sorry for the trouble.{plan}{''.join(told.values())}"
         f"{_unnoticed(scenario, state)}"
     )
+
+
+# An article's step that promises what no desk tool does (the desk rules: "Offer or promise nothing the tools
+# do not do").
+_UNTOOLED_RE = re.compile(r"\bcarrier trace\b|\bstore credit\b|\bshipping credit\b", re.IGNORECASE)
 
 
 def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
@@ -76,6 +90,9 @@ def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
 def _told_of(scenario: Scenario, issue: str) -> str:
     """What the expert tells of a change made for the issue: a refund's amount and when it arrives."""
     remedy = casework.remedy_for(scenario, issue)
+    settling = casework.settled_by(scenario, issue)
+    if remedy is None and settling is not None:  # (a lost parcel's money back: its refund tells the parcel too)
+        return _told_of(scenario, settling.issue)
     if remedy is not None and scenario.family == "several_duplicates" and issue == scenario.intents[0].issue_id:
         refunds = casework.remedies_for(scenario, issue)
         each = spoken_list([f"${float(r.value):,.2f} on order {r.target}" for r in refunds])
@@ -88,12 +105,13 @@ def _told_of(scenario: Scenario, issue: str) -> str:
             f"{_why_this_amount(scenario, remedy)} I have refunded ${float(remedy.value):,.2f} to your card; it "
             f"reaches it in {DESK_REFUND_DAYS}."
         )
-    if remedy is not None and scenario.family == "stalled_in_transit":
+    if remedy is not None and remedy.tool == "reship_order":
         order = scenario.records.order(remedy.target)
-        scanned = order.events[-1].when if order and order.events else ""
+        if order is None or order.status == "delivered" or not order.events:  # (a wrong or damaged item delivered)
+            return " I have sent your order again."
         return (
-            f" The carrier has not scanned your parcel since {scanned}, more than {LOST_AFTER_DAYS} days ago, so it "
-            "counts as lost: I have sent your order again."
+            f" The carrier has not scanned your parcel since {order.events[-1].when}, more than {LOST_AFTER_DAYS} "
+            "days ago, so it counts as lost: I have sent your order again."
         )
     finding = casework.finding_for(scenario, issue)
     if finding is None:
@@ -315,7 +333,10 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     desk = _desk_action(scenario, state) if task_id == EXPERT_TASK_ID else None
     if desk is not None:
         return desk
-    todo = unsolved(scenario, state)
+    # (a lost parcel whose money back goes to a specialist with the refund is settled by that hand-over, not
+    # answered with an article's carrier trace, which no tool does)
+    by_hand_over = casework.settled_by_escalation(scenario) if task_id == EXPERT_TASK_ID else ()
+    todo = [i for i in unsolved(scenario, state) if i not in by_hand_over]
     if todo:
         look = _look_up_to_answer(scenario, state, todo[0]) if task_id == EXPERT_TASK_ID else None
         if look is not None:

@@ -61,6 +61,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         "escalate_to_human of a sign-in the account does not recognise as a takeover, before asking the customer "
         "whether it was theirs (expert task)",
     ),
+    "promise_untooled": (
+        -0.2,
+        "a text the customer reads promising or offering what no desk tool does: a carrier trace, store credit, a "
+        "shipping credit, status updates, an updated receipt (expert task; once an episode)",
+    ),
     "callback_ok": (
         0.1,
         "request_callback for a premium or enterprise customer whose case policy says to escalate (first time)",

@@ -391,7 +391,8 @@ def test_escalating_the_refund_of_a_lost_parcel_above_the_cap_settles_the_parcel
     seed = _ticket(lambda sc: bool(casework.settled_by_escalation(sc)))
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     assert not any(r.tool == "reship_order" for r in casework.remedies(scenario))
-    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    # (the expert answers no parcel the hand-over settles: it routes and escalates)
+    _oracle_until(scenario, state, lambda a: a.kind in ("respond_with_solution", "assign_department"))
     step(scenario, state, Action("assign_department", department=scenario.expected.department))
     step(scenario, state, Action("escalate_to_human", text="I'm sorry: the refund is above the cap I can approve."))
     assert "lost_package" in state.solved_intents
@@ -1433,3 +1434,28 @@ def test_round_72_a_doubt_after_the_news_of_a_refund_says_what_it_doubts():
                 assert "As for " in text, (seed, text)
                 seen += 1
     assert seen >= 1
+
+
+def test_the_desk_never_promises_what_no_tool_does_and_is_charged_once_when_it_does():
+    """The desk rules say "Offer or promise nothing the tools do not do (an article's shipping credit, store
+    credit, carrier trace, ...)", yet the expert told a lost parcel's customer "Open a carrier trace" on 100
+    tickets in 1,500 and a price adjustment's "as store credit" on 8, and nothing charged it."""
+    assert casework.promises_untooled("Here is what we will do: Open a carrier trace with the tracking number.")
+    assert casework.promises_untooled("Would you like store credit instead?") == ("store credit",)
+    assert casework.promises_untooled("I can't offer store credit or a carrier trace from the desk.") == ()
+    assert casework.promises_untooled("The article mentions a shipping credit, but no tool gives one.") == ()
+    for split in ("validation", "test"):
+        for seed in range(300):
+            scenario = generate(EXPERT_TASK_ID, split, seed)
+            assert "price_adjustment" not in {i.issue_id for i in scenario.intents}
+            _, state = new_episode(EXPERT_TASK_ID, split, seed)
+            while not state.done:
+                step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+            said = [text for who, text, _ in state.history if who == "agent"]
+            assert not any(casework.promises_untooled(text) for text in said), (split, seed)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _seed_with("lost_package", "reship_order"))
+    promise = Action("respond_with_solution", text="Sorry about that. I'll open a carrier trace today.")
+    first = step(scenario, state, promise)
+    again = step(scenario, state, promise._replace(text="I'll also open a carrier trace."))
+    assert dict(first.breakdown)["promise_untooled"] == -0.2 and "promise_untooled" not in dict(again.breakdown)
+    assert state.violations.count("promised_untooled") == 1
