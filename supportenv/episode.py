@@ -961,7 +961,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         reply = _react(f"accepts_{scenario.family}", scenario, state)
         rest = [i for i in newly if i != exp.issue_type]
         if rest:
-            mood = _mood_after(state, turn)
+            # (after taking in that its claim was not borne out, no glad "Perfect, that's clear!": round 73)
+            mood = _not_glad(_mood_after(state, turn))
             settled = customer.solved(
                 scenario, state.step, rest, mood, photos, _says_it_was_done(action.text), _said(state),
                 all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
@@ -969,6 +970,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             reply = f"{reply} {settled}"
     else:
         mood = _mood_after(state, turn)
+        if _takeover_pending(scenario, state, action.text):  # (no "Great, thanks!" beside a stranger's sign-in)
+            mood = _not_glad(mood)
         reply = customer.solved(
             scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state),
             all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
@@ -993,6 +996,12 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if noticed:
         reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
+
+
+def _not_glad(mood: str) -> str:
+    """The mood a reply is worded in beside news that is no good (a claim not borne out, a stranger's sign-in):
+    plain, where it would have been glad."""
+    return "neutral" if mood == "satisfied" else mood
 
 
 def _news(scenario: Scenario) -> frozenset[str]:

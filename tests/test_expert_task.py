@@ -1459,3 +1459,34 @@ def test_the_desk_never_promises_what_no_tool_does_and_is_charged_once_when_it_d
     again = step(scenario, state, promise._replace(text="I'll also open a carrier trace."))
     assert dict(first.breakdown)["promise_untooled"] == -0.2 and "promise_untooled" not in dict(again.breakdown)
     assert state.violations.count("promised_untooled") == 1
+
+
+def test_round_73_words_that_need_a_parcel_received_and_glad_thanks_beside_bad_news():
+    """Audit round 73: "Can I get reimbursed for the order I placed? It didn't meet my needs. Also, the tracking
+    hasn't updated in ten days" of one order lost on its way; "Oh no, so it's been delivered already ... Perfect,
+    that's clear." and "That definitely wasn't me ... Great, thanks for sorting this out." in one breath."""
+    glad = [
+        line
+        for kind, lines in content.REACTIONS.items()
+        if kind.startswith("solved_") and not kind.endswith(("_plain", "_grudging"))
+        for line in lines
+    ]
+    heard = 0
+    for seed in range(600):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        ids = {i.issue_id for i in scenario.intents}
+        if {"refund_request", "lost_package"} <= ids:
+            refund = next(t for t in scenario.template_ids if t.startswith("refund_request/"))
+            assert refund in ("refund_request/1", "refund_request/6"), (seed, scenario.opening_message)
+        if not scenario.family or not casework.is_mistaken(scenario, scenario.expected.issue_type):
+            continue
+        _, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        while not state.done:
+            step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+        for who, text, _ in state.history:
+            accepted = [a for a in content.REACTIONS[f"accepts_{scenario.family}"] if a in text]
+            if who == "customer" and accepted:
+                after = text.split(accepted[0], 1)[1]
+                assert not any(line in after for line in glad), (seed, text)
+                heard += bool(after.strip())
+    assert heard >= 3

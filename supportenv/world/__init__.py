@@ -701,8 +701,17 @@ _NOT_FOR_FAMILY = {
 _CHARGED_DAYS_AGO = {("double_charge", 4): (0, 2)}
 
 
-def _fits_the_records(issue: IssueType, index: int, family: str, facts: dict[str, str] | None = None) -> bool:
+# Words another issue of the ticket's would contradict: a refund of an order that "didn't meet my needs" beside
+# the parcel of that order lost on its way (audit round 73); only words that need no parcel received fit.
+_NOT_BESIDE = {("refund_request", "lost_package"): frozenset((0, 2, 3, 4, 5, 7))}
+
+
+def _fits_the_records(
+    issue: IssueType, index: int, family: str, facts: dict[str, str] | None = None, beside: frozenset[str] = frozenset()
+) -> bool:
     if index in _NOT_ON_RECORD.get(issue.issue_id, ()) or index in _NOT_FOR_FAMILY.get((issue.issue_id, family), ()):
+        return False
+    if any(index in _NOT_BESIDE.get((issue.issue_id, other), ()) for other in beside):
         return False
     charged = _CHARGED_DAYS_AGO.get((issue.issue_id, index))
     if charged and facts is not None:
@@ -775,6 +784,7 @@ def _compose_message(
     product the words name is charged, on the expert task (None on the others, or without an amount);
     `facts`, the ticket's, whose dates the expert task's words must fit."""
     template_ids, bodies, products = [], [], []
+    beside = frozenset(i.issue_id for i in intents)
     said: set[str] = set()  # what the message has said besides its issues (see content.PERSONA_OPENERS)
     devices = set(_DEVICES)  # the one device the customer has, as the words so far allow it
     for issue in intents:
@@ -787,8 +797,12 @@ def _compose_message(
             # (the split's own templates that fit the records, else the others that do)
             others = range(TRAIN_TEMPLATES) if held_out else range(TRAIN_TEMPLATES, len(issue.templates))
             fitting = (
-                [i for i in fitting if _fits_the_records(issue, i, family, facts)]
-                or [i for i in others if _fits_the_records(issue, i, family, facts) and (held_out or split == "test")]
+                [i for i in fitting if _fits_the_records(issue, i, family, facts, beside)]
+                or [
+                    i
+                    for i in others
+                    if _fits_the_records(issue, i, family, facts, beside) and (held_out or split == "test")
+                ]
                 or fitting
             )
         index = rng.choice(fitting)
