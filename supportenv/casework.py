@@ -733,15 +733,19 @@ _PROMISE_RE = re.compile(
 _NOT_RE = re.compile(r"\b(?:not|no|never|cannot|unable)\b|n't\b", re.IGNORECASE)
 
 
+def names_untooled(text: str) -> tuple[str, ...]:
+    """What no desk tool does that a text names ("Open a carrier trace with the tracking number"), by name."""
+    return tuple(thing for thing, words in _UNTOOLED_RES.items() if words.search(text))
+
+
 @cached_for_short_texts
 def promises_untooled(text: str) -> tuple[str, ...]:
     """What a message promises or offers the customer that no desk tool does ("I'll open a carrier trace"),
     by name; never what it says the desk cannot do ("we can't open a carrier trace")."""
     promised: dict[str, None] = {}
     for sentence in _SENTENCE_END_RE.split(text):
-        for thing, words in _UNTOOLED_RES.items():
-            if words.search(sentence) and _PROMISE_RE.search(sentence) and not _NOT_RE.search(sentence):
-                promised[thing] = None
+        if _PROMISE_RE.search(sentence) and not _NOT_RE.search(sentence):
+            promised.update(dict.fromkeys(names_untooled(sentence)))
     return tuple(promised)
 
 

@@ -89,7 +89,7 @@ def fields_in_question(question: str) -> tuple[str, ...]:
     # (only the sentences that ask: "Happy to help with the price match." asks for no amount; and not their
     # purpose: "So I can look into the price of the desk, could you share the order id?" asks for no amount,
     # audit round 67)
-    asking = " ".join(s for s in _QUESTION_SENTENCE_END_RE.split(question) if _ASKS_RE.search(s.lower()))
+    asking = " ".join(s for s in _SENTENCE_RE.split(question) if _ASKS_RE.search(s.lower()))
     return fields_named(_PURPOSE_RE.sub(" ", asking))
 
 
@@ -103,7 +103,7 @@ def fields_named(text: str) -> tuple[str, ...]:
     )
 
 
-_QUESTION_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")  # (a sentence ends at . ! or ?, before a space)
 # A clause that says what a question is for, before it ("So I can look into ..., could you ...?").
 _PURPOSE_RE = re.compile(r"\b(?:so (?:that )?(?:i|we) can|in order to)\b[^,;:?.!]*[,;:]", re.IGNORECASE)
 _ASKS_RE = re.compile(
@@ -321,7 +321,6 @@ def answer(
 # (followed by its comma: "Thanks for looking into it" is a sentence of its own)
 _OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
 _THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
-_REPLY_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 
 
 @cached_for_short_texts
@@ -329,7 +328,7 @@ def without_repeated_thanks(reply: str) -> str:
     """A reply made of several reactions (the news taken in, then an issue thanked for) as one person
     writes it: no second "Thanks," after thanks, nor a second "Right," (audit round 70: "That's a relief,
     thank you. Thanks, that's exactly what I wanted!")."""
-    sentences = _REPLY_SENTENCE_RE.split(reply)
+    sentences = _SENTENCE_RE.split(reply)
     if len(sentences) < 2:
         return reply
     kept: list[str] = []
@@ -381,7 +380,6 @@ _ASKING_RE = re.compile(
     r"|^\s*(?:please )?(?:confirm|let (?:me|us) know)\b",
     re.IGNORECASE,
 )
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 
 
 def _names(sentence: str, names: tuple[str, ...]) -> bool:

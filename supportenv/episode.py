@@ -315,6 +315,12 @@ def _said(state: EpisodeState) -> tuple[str, ...]:
     return tuple(text for speaker, text, _ in state.history if speaker == "customer")
 
 
+def _said_before(state: EpisodeState, *kinds: str) -> bool:
+    """Whether the customer has already written a reply of one of these kinds (one it says once)."""
+    said = _said(state)
+    return any(line in text for kind in kinds for line in content.REACTIONS[kind] for text in said)
+
+
 def _react(kind: str, scenario: Scenario, state: EpisodeState, **words: str) -> str:
     """The customer's reply of `kind` at this step, not one it has already written."""
     return customer.react(kind, scenario, state.step, _said(state), **words)
@@ -969,12 +975,11 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
             )  # fmt: skip
             reply = f"{reply} {settled}"
     else:
-        mood = _mood_after(state, turn)
-        if _takeover_pending(scenario, state, action.text):  # (no "Great, thanks!" beside a stranger's sign-in)
-            mood = _not_glad(mood)
+        pending = _takeover_pending(scenario, state, action.text)
+        mood = _not_glad(_mood_after(state, turn)) if pending else _mood_after(state, turn)  # (no "Great, thanks!")
         reply = customer.solved(
             scenario, state.step, newly, mood, photos, _says_it_was_done(action.text), _said(state),
-            all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
+            all_done=not pending, news=_news(scenario),
         )  # fmt: skip
     if _slower_than_needed(scenario, state, newly, action.text):
         # (after the thanks, before what it asks next: "What about the suspicious activity on my account?")
@@ -1030,8 +1035,7 @@ def _slower_than_needed(scenario: Scenario, state: EpisodeState, newly: list[str
     refunds = [r for r in casework.remedies_for(scenario, newly[0]) if r.tool == "issue_refund"]
     if not refunds or not casework.says_timeline(text):
         return False
-    said = _said(state)
-    return not any(line in said_text for line in content.REACTIONS["refund_slower_than_needed"] for said_text in said)
+    return not _said_before(state, "refund_slower_than_needed")
 
 
 def unnoticed_untold(scenario: Scenario, state: EpisodeState) -> str:
@@ -1055,9 +1059,8 @@ def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> s
     meant, given = scenario.meant_order_id, scenario.facts_by_name.get("order_id", "")
     if not meant or meant not in text or given not in text or order_corrected(scenario, state):
         return ""
-    said = _said(state)
     kinds = ("mixup_acknowledged", "mixup_acknowledged_curt")
-    if any(reply in said_text for kind in kinds for reply in content.REACTIONS[kind] for said_text in said):
+    if _said_before(state, *kinds):
         return ""
     # (an angry or terse customer owns up in few words, not with "Oops ... Sorry about that": round 72)
     return _react(kinds[scenario.persona in _CURT], scenario, state)

@@ -6,8 +6,6 @@ steps) and by the oracle agent (which proves full marks are reachable)."""
 
 from __future__ import annotations
 
-import re
-
 from supportenv import casework, customer
 from supportenv.actions import Action, use_tool
 from supportenv.catalog import (
@@ -59,18 +57,13 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
     steps = " Also: ".join(
         step
         for issue, step in ((i, _solution_step(ISSUE_TYPES_BY_ID[i])) for i in intents)
-        if not (told.get(issue) and _UNTOOLED_RE.search(step))
+        if not (told.get(issue) and casework.names_untooled(step))
     )
     plan = f" Here is what we will do: {steps}." if steps else ""
     return (
         f"Thank you for your patience{ref}, and I'm sorry for the trouble.{plan}{''.join(told.values())}"
         f"{_unnoticed(scenario, state)}"
     )
-
-
-# An article's step that promises what no desk tool does (the desk rules: "Offer or promise nothing the tools
-# do not do").
-_UNTOOLED_RE = re.compile(r"\bcarrier trace\b|\bstore credit\b|\bshipping credit\b", re.IGNORECASE)
 
 
 def _unnoticed(scenario: Scenario, state: EpisodeState) -> str:
