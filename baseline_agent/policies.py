@@ -695,6 +695,38 @@ class SecureTheAccountPolicy(_Base):
         return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
 
 
+class RefuseAsImpostorPolicy(_Base):
+    """Treats every ticket as an impostor's, whatever the customer wrote or the records show: asks for the
+    email, order id and card, checks them, tells the customer they do not match, routes to security and
+    escalates, closes (world-17's impostor, refused blindly on every address change)."""
+
+    name = "refuse_impostor"
+
+    def choose(self, obs: Observation) -> Action:
+        issue = ISSUE_TYPES_BY_ID["address_change"]
+        fields = ("account_email", "order_id", "card_last_four", "new_address")
+        script, _ = _blind_opening(
+            obs,
+            issue,
+            "medium",
+            Action("ask_for_more_info", fields=fields, text="Could you share these details, please?"),
+            lambda email: [use_tool("verify_identity")],
+        )
+        script += [
+            Action(
+                "respond_with_solution",
+                text="I'm sorry, but the details you gave don't match our records for this account, so I can't "
+                "verify you or make any change.",
+            ),
+            Action("assign_department", department="security", text="Details do not match the records."),
+            Action(
+                "escalate_to_human",
+                text="As the details given don't match our records, I'm passing this to our security team.",
+            ),
+        ]
+        return script[self.turn - 1] if self.turn <= len(script) else Action("mark_resolved", text="Resolved.")
+
+
 def _blind_opening(
     obs: Observation, issue: IssueType, priority: str, ask: Action, desk_calls: Callable[[str], list[Action]]
 ) -> tuple[list[Action], bool]:
@@ -741,6 +773,7 @@ POLICIES: dict[str, type[Policy]] = {
         RefundDuplicatesPolicy,
         RefundExcessPolicy,
         SecureTheAccountPolicy,
+        RefuseAsImpostorPolicy,
         LLMPolicy,  # needs a model endpoint: API_BASE_URL, MODEL_NAME (openai is imported only when it is made)
     )
 }
@@ -764,6 +797,7 @@ EXPLOITS = (
     "refund_duplicates",
     "refund_excess",
     "secure_account",
+    "refuse_impostor",
 )
 # Policies that call an external service; offline suites and scoreboards leave them out.
 EXTERNAL = ("llm",)

@@ -169,6 +169,8 @@ def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
 
 
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
+    if scenario.impostor:
+        return ()  # (a customer who cannot be verified has nothing changed: the ticket goes to security)
     records = scenario.records
     found = [r for r in (_remedy(scenario, records, i.issue_id) for i in scenario.intents) if r is not None]
     if scenario.family == "several_duplicates":
@@ -354,6 +356,23 @@ def says_timeline(text: str) -> bool:
 def says_refusal_reason(text: str) -> bool:
     """The text says why a refund is not made at the desk: it is above the refund cap."""
     return bool(_REASON_RE.search(text))
+
+
+# The customer told that the details it gave do not match the records, or that it cannot be verified, so
+# nothing changes ("the order number and card you gave don't match our records", "I'm unable to verify you").
+_NOT_VERIFIED_RE = re.compile(
+    r"\b(?:do(?:es)?n[o']?t|do(?:es)? not|did(?: not|n't)|could(?: not|n't)|can(?:no|')t|unable to|not able to|"
+    r"fail(?:ed|s)? to)\s+(?:\w+\s+){0,3}?(?:match|verify|confirm (?:your|the) identity|be verified)\b"
+    r"|\bnot (?:been |be )?verified\b|\bno match\b|\bnot (?:on|in) (?:our|the|your) (?:records|account|system)\b"
+    r"|\b(?:verification|identity check) (?:failed|did not|didn't|was not|wasn't)\b"
+    r"|\bnot (?:match|matching)\b|\bmismatch",
+    re.IGNORECASE,
+)
+
+
+def says_not_verified(text: str) -> bool:
+    """The text tells the customer the details it gave do not match the records (it cannot be verified)."""
+    return bool(_NOT_VERIFIED_RE.search(text))
 
 
 def missing_words(remedy: Remedy, text: str) -> list[str]:
@@ -649,6 +668,8 @@ def findings(scenario: Scenario) -> tuple[Finding, ...]:
 
 
 def _findings(scenario: Scenario) -> tuple[Finding, ...]:
+    if scenario.impostor:
+        return ()  # (nothing the records show is told to a customer who cannot be verified)
     found = (_finding(scenario, scenario.records, i.issue_id) for i in scenario.intents)
     return tuple(f for f in found if f is not None)
 

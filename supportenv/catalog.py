@@ -283,7 +283,11 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "those: for the other issues the identity check above is having the account email): it needs the account "
         "email and the order id or the card's last four digits, given by the customer in this conversation (values "
         "you looked up do not prove who the customer is). Asking for them is never wasted where such a change may "
-        "be needed.",
+        "be needed. A customer whose order id or card the account does not hold is not verified: ask for the "
+        "other one too; where verify_identity refuses both, change nothing however they push, tell them the "
+        "details they gave do not match our records, tell them nothing from the records they have not given "
+        "themselves (no order id, amount, card ending or address), and route the ticket to security and "
+        "escalate it as a suspected takeover (it keeps its triage).",
         "Make each change the records show the case needs, and no other. Money is owed back where it was taken "
         "and should not have been, for what the customer sends back, and for a lost parcel whose money the "
         "customer wants back: a duplicate charge (a second "

@@ -46,6 +46,7 @@ from supportenv.tools import (
     TOOLS_BY_NAME,
     Change,
     Desk,
+    ToolCall,
     ToolResult,
     run_valid_call,
 )
@@ -243,8 +244,8 @@ def _proven_otherwise(scenario: Scenario, state: EpisodeState, fact: str) -> boo
     """An identity proof the case needs only to verify the customer (no article asks for it) is
     not missing once the customer gave the other one: either verifies it (audit round 55: a card's
     last four digits verified a cancellation, yet the order id was held missing)."""
-    if fact not in IDENTITY_PROOFS or scenario.task_id != EXPERT_TASK_ID:
-        return False
+    if fact not in IDENTITY_PROOFS or scenario.task_id != EXPERT_TASK_ID or scenario.impostor:
+        return False  # (an impostor's first proof did not match: the other is asked for too)
     if any(fact in issue.required_facts for issue in scenario.intents):
         return False
     return any(proof in state.revealed for proof in IDENTITY_PROOFS)
@@ -799,6 +800,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         turn.add("respond_before_classify")
         turn.notes.append("classify the ticket before answering")
         return _react(tone or "unhelpful", scenario, state, issue=customer.issue_words([exp.issue_type]))
+    if scenario.impostor:
+        return _answer_an_impostor(scenario, state, action, turn, tone, asking)
     newly = [i for i in judged.solves if i in exp.solvable and i not in state.solved_intents]
     if state.task_id == EXPERT_TASK_ID:
         newly += _told_from_the_records(scenario, state, action.text, newly)
@@ -1003,6 +1006,93 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     return f"{reply} {blocked}" if blocked else reply
 
 
+def verification_failed_at(state: EpisodeState) -> int:
+    """The step at which verify_identity first refused the details the customer gave (its email, and an order
+    id or card the account does not hold: an impostor's), or 0."""
+    return next(
+        (step for who, text, step in state.history if who == "system" and _UNMATCHED_RE.match(text)),
+        0,
+    )
+
+
+_UNMATCHED_RE = re.compile(r"Tool verify_identity\b.*\bnot on this account\b")
+
+
+def refusal_told_at(state: EpisodeState) -> int:
+    """The step at which the customer was first told, once its details failed to verify, that they do not
+    match the records (an answer, a question or an escalation's reason), or 0."""
+    failed = verification_failed_at(state)
+    if not failed:
+        return 0
+    told = (step for step, text in messages_by_step(state) if step > failed and casework.says_not_verified(text))
+    return next(told, 0)
+
+
+def messages_by_step(state: EpisodeState) -> list[tuple[int, str]]:
+    """What the agent wrote to the customer (answers, questions, escalation reasons), by step."""
+    said = [(step, text) for who, text, step in state.history if who == "agent"]
+    said += [(n, a.text) for n, a in enumerate(state.actions, 1) if a.kind == "escalate_to_human" and a.text]
+    return sorted(said)
+
+
+def leaked_to_an_impostor(scenario: Scenario, state: EpisodeState, texts: list[str]) -> list[str]:
+    """The figures (sums, card endings, ids) `texts` tell a customer who cannot be verified that it did not
+    give itself: what the records hold is not for it to hear (nor is a figure made up)."""
+    addresses = _record_addresses(scenario)
+    told = [a for a in addresses if any(a.lower() in text.lower() for text in texts)]
+    if not any(figures.figures_in(text) for text in texts):
+        return told
+    words = [*(t for who, t, _ in state.history if who == "customer"), *scenario.policy_text, scenario.ticket_id]
+    words += list(ARTICLES_BY_ID)
+    kinds = " ".join(f"{prefix}-1" for prefix in _RECORD_ID_PREFIXES)
+    known = figures.Known(None, state.desk, scenario.policy.refund_cap(scenario.tier), words, prefixes=kinds)
+    return [*told, *figures.unfounded(known, texts)]
+
+
+def _record_addresses(scenario: Scenario) -> tuple[str, ...]:
+    """The street addresses the records hold (the account's), as "12 Elm Street": what an impostor is not told."""
+    return (scenario.records.account.address.split(",")[0].strip(),)
+
+
+_RECORD_ID_PREFIXES = ("ORD", "PAY", "REF", "CUS", "SUB", "INV", "INC")
+
+
+def _answer_an_impostor(
+    scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn, tone: str | None, asking: tuple[str, ...]
+) -> str:
+    """An answer to a customer who gave the account email but an order id and a card the account does not
+    hold: told that its details do not match once they failed to verify, it pushes once, then gives up; what
+    it hears of the records it grabs at; anything else, it waits for its change."""
+    leaked = leaked_to_an_impostor(scenario, state, [action.text])
+    if leaked:
+        turn.add("told_unverified")
+        turn.notes.append(f"told a customer who is not verified what it never gave: {', '.join(leaked)}")
+    refuses = casework.says_not_verified(action.text)
+    failed = verification_failed_at(state)
+    if refuses and failed:
+        told_before = refusal_told_at(state) < state.step
+        if not told_before:
+            turn.add("refusal_told")
+            turn.mood(-0.2)
+        else:
+            turn.add("respond_repeat")
+            turn.mood(-0.1, -1)
+        if tone:
+            return _react(tone, scenario, state)
+        kind = "impostor_gives_up" if told_before or _said_before(state, "impostor_pushes") else "impostor_pushes"
+        return _react(kind, scenario, state)
+    if refuses:
+        turn.add("respond_irrelevant")
+        turn.notes.append("check the details the customer gave (verify_identity) before telling it they do not match")
+        return _react(tone or "impostor_unchecked", scenario, state)
+    if asking or (not leaked and is_clarifying_question(action, ())):
+        return _react(tone, scenario, state) if tone else ""  # (the facts it asks for, given with the reply)
+    turn.add("respond_irrelevant")
+    turn.mood(-0.1, -1)
+    turn.notes.append("nothing changes for a customer who is not verified: check its details, and tell it")
+    return _react(tone or ("impostor_grabs" if leaked else "impostor_waits"), scenario, state)
+
+
 def _not_glad(mood: str) -> str:
     """The mood a reply is worded in beside news that is no good (a claim not borne out, a stranger's sign-in):
     plain, where it would have been glad."""
@@ -1070,7 +1160,7 @@ def _card_corrected(scenario: Scenario, state: EpisodeState, text: str) -> str:
     """The customer putting right the ending of a card an answer names that is not its own (figures): it
     knows its card when it has its last four digits to give, and says so once for each wrong one."""
     own = scenario.facts_by_name.get("card_last_four", "") if state.task_id == EXPERT_TASK_ID else ""
-    if not own:  # (a customer not sure which card it paid with has nothing to put right)
+    if not own or scenario.impostor:  # (a customer not sure which card it paid with has nothing to put right)
         return ""
     said = " ".join(_said(state))
     wrong = [ending for ending in figures.card_endings_in(text) if ending != own and ending not in said]
@@ -1585,6 +1675,12 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             turn.mood(-0.2, -1)
     if not told:
         return ""
+    if scenario.impostor:
+        leaked = leaked_to_an_impostor(scenario, state, [action.text])
+        if leaked:
+            turn.add("told_unverified")
+            turn.notes.append(f"told a customer who is not verified what it never gave: {', '.join(leaked)}")
+        return _react("impostor_escalated", scenario, state)
     sign_in = _sign_in_words(scenario, state, action.text)
     left = [i for i in unsolved(scenario, state) if i not in scenario.expected.escalate_intents]
     if left and scenario.expected.escalate:  # the customer still waits for an answer to the rest, and says so
@@ -1667,6 +1763,8 @@ def _resolve(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left:  # triaged only: someone else will help
             return _react("closed_unhelped", scenario, state, issue=customer.issue_words(left))
         turn.mood(0.1)
+        if scenario.impostor:
+            return _react("impostor_closed", scenario, state)
         kind = customer.in_mood("closed", _mood_after(state, turn))
         if kind == "closed" and casework.is_mistaken(scenario, scenario.expected.issue_type):
             kind = "closed_plain"  # (told its claim was not borne out: no "That's great!"; audit round 70)
@@ -1816,10 +1914,19 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
     state.history.append(("system", f"Tool {call.label()}: {result.status}: {result.message}", state.step))
     made = desk.changes[len(before.changes) :]
     state.changes.extend((c.tool, c.target, c.value) for c in made)
-    if result.status == REFUSED:
+    if result.status == REFUSED and call.name == "verify_identity" and _UNMATCHED_RE.match(state.history[-1][1]):
+        # (the details given do not match the records: what the desk needed to learn, not a mistake)
+        first = verification_failed_at(state) == state.step
+        turn.add("identity_unmatched" if first else "tool_used")
+        turn.notes.append(result.message)
+    elif result.status == REFUSED:
         if spec.kind == CHANGE:
             state.refused_changes += 1
         turn.add("tool_refused")
+        turn.notes.append(result.message)
+    elif result.status != OK and spec.kind != CHANGE and _names_what_was_given(scenario, state, call):
+        # (looking up the record the customer named is no mistake, though the account has no such record)
+        turn.add("tool_used")
         turn.notes.append(result.message)
     elif result.status != OK:
         if spec.kind == CHANGE:
@@ -1850,6 +1957,12 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
             state.courtesy_cost += spec.cost
             turn.notes.append("the account's sign-ins read, as the rules ask once you have its email: not counted")
     return ""
+
+
+def _names_what_was_given(scenario: Scenario, state: EpisodeState, call: ToolCall) -> bool:
+    """Whether a tool call names only values the customer gave (an order id it wrote, its email)."""
+    given = set(said_facts(scenario, state).values())
+    return bool(call.arguments) and all(value in given for _, value in call.arguments)
 
 
 def _reads_the_sign_ins_unasked_by_the_case(scenario: Scenario, state: EpisodeState, tool: str) -> bool:

@@ -27,9 +27,11 @@ from supportenv.episode import (
     missing_facts,
     offered_article_fits,
     open_issues,
+    refusal_told_at,
     sign_in_names,
     unnoticed_untold,
     unsolved,
+    verification_failed_at,
 )
 from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.text import is_rude, verdict
@@ -316,6 +318,8 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
     missing = missing_facts(scenario, state)
     if missing:
         return Action("ask_for_more_info", fields=tuple(missing), text=ask_message(missing))
+    if scenario.impostor:
+        return _impostor_action(scenario, state)
     check = (
         (_order_check(scenario, state) or _payments_check(scenario, state) or _sign_in_check(scenario, state))
         if task_id == EXPERT_TASK_ID
@@ -346,6 +350,35 @@ def expert_action(scenario: Scenario, state: EpisodeState, task_id: str) -> Acti
         if not state.escalated:
             return Action("escalate_to_human", text=escalation_message(scenario, state))
     return Action("mark_resolved", text="Handled per policy.")
+
+
+# What the expert tells a customer whose details do not match the records (an impostor): that they do not,
+# and nothing the records hold; and why the ticket goes to security.
+REFUSAL_MESSAGE = (
+    "Thank you. I'm sorry, but the order id and the card's last four digits you gave don't match our records "
+    "for this account, so I can't verify you or make any change to it."
+)
+IMPOSTOR_ESCALATION = (
+    "As the details given don't match our records for this account, I can't make the change, and I'm passing "
+    "this to our security team to review."
+)
+
+
+def _impostor_action(scenario: Scenario, state: EpisodeState) -> Action:
+    """The expert's next step with a customer who cannot be verified (its facts gathered): read the account,
+    check its details, tell it they do not match, route the ticket to security, escalate it, close it."""
+    look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
+    if look not in state.actions:
+        return look
+    if not verification_failed_at(state):
+        return use_tool("verify_identity")
+    if not refusal_told_at(state):
+        return Action("respond_with_solution", text=REFUSAL_MESSAGE)
+    if state.department != scenario.expected.department:
+        return Action("assign_department", department=scenario.expected.department, text="Routing per policy.")
+    if not state.escalated:
+        return Action("escalate_to_human", text=IMPOSTOR_ESCALATION)
+    return Action("mark_resolved", text="Details did not match the records; nothing changed; escalated to security.")
 
 
 def is_acceptable(scenario: Scenario, state: EpisodeState, task_id: str, action: Action) -> bool:

@@ -82,15 +82,20 @@ class Known:
     """What the desk was given to quote from: the records as its changes left them, the
     customer's words and the desk's rules."""
 
-    def __init__(self, records: SystemOfRecord, desk: Desk, refund_cap: float, words: Iterable[str]) -> None:
+    def __init__(
+        self, records: SystemOfRecord | None, desk: Desk, refund_cap: float, words: Iterable[str], prefixes: str = ""
+    ) -> None:
+        """`records` None: the customer may hear nothing the records hold (it is not verified), so only its
+        own words and the rules found a figure, and every id of a record's kind (`prefixes`) is checked."""
         words = " ".join(words)
-        data = look_ups(records, desk, refund_cap)
+        data = look_ups(records, desk, refund_cap) if records is not None else {}
         text = f"{json.dumps(data)} {words}"
         self.ids = set(_ID_RE.findall(text)) | set(_TRACKING_RE.findall(text))
-        self.id_prefixes = {i.split("-", 1)[0] for i in self.ids if "-" in i}
-        self.cards = {p.card_last_four for p in records.payments}
+        self.id_prefixes = {i.split("-", 1)[0] for i in (*self.ids, *_ID_RE.findall(prefixes)) if "-" in i}
+        self.cards = {p.card_last_four for p in records.payments} if records is not None else set(_digits_in(words))
         said = {_amount(m) for pattern in (_MONEY_RE, _CENTS_RE) for m in pattern.finditer(words)}
-        base = sorted(set(_money_in(data)) | said | _derived(records, desk))
+        derived = _derived(records, desk) if records is not None else set()
+        base = sorted(set(_money_in(data)) | said | derived)
         self.money = set(base)
         self.money |= {a + b for i, a in enumerate(base) for b in base[i:]}
         self.money |= {abs(a - b) for i, a in enumerate(base) for b in base[i + 1 :]}
@@ -114,6 +119,11 @@ def unfounded(known: Known, messages: Iterable[str]) -> list[str]:
             if not known.holds(figure):
                 out[figure.text] = None
     return list(out)
+
+
+def _digits_in(words: str) -> list[str]:
+    """Every four digits the words hold (a card's ending the customer gave, in whatever form)."""
+    return re.findall(r"(?<!\d)\d{4}(?!\d)", words)
 
 
 def _amount(match: re.Match[str]) -> float:

@@ -92,6 +92,21 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     "tool_not_found": (-0.05, "use_tool naming a record that is not on the account"),
     "tool_refused": (-0.1, "use_tool for a change policy forbids as asked (the result says why)"),
     "identity_verified": (0.1, "use_tool verify_identity that verifies the customer when the case needs a change"),
+    "identity_unmatched": (
+        0.1,
+        "use_tool verify_identity refused because the order id or card the customer gave is not on the account "
+        "(first time; expert task)",
+    ),
+    "refusal_told": (
+        0.5,
+        "respond_with_solution telling a customer whose details failed to verify that they do not match the "
+        "records, so nothing changes (first time; expert task)",
+    ),
+    "told_unverified": (
+        -0.2,
+        "a text telling a customer whose details do not match the records a figure it did not give (an id, a "
+        "sum, a card's last four; expert task)",
+    ),
     "change_needed": (0.3, "use_tool that makes a change the case needs"),
     "change_unwanted": (-0.3, "use_tool that makes a change the case does not need (or makes it again)"),
     "respond_before_change": (

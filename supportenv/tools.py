@@ -363,6 +363,9 @@ def _check_service_status(view: _View, call: ToolCall, said: dict[str, str]) -> 
     return _result(call, OK, message, {"incidents": incidents}), view.desk
 
 
+_PROOF_WORDS = {"card_last_four": "card's last four digits", "order_id": "order id"}
+
+
 def _verify_identity(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
     if view.desk.verified:
         return _result(call, OK, "The customer is already verified.", {"identity_verified": True}), view.desk
@@ -378,6 +381,11 @@ def _verify_identity(view: _View, call: ToolCall, said: dict[str, str]) -> tuple
         proof = "" if proven else "the card's last four digits or an order id"
         needs = " and ".join(x for x in (missing, proof) if x)
         message = f"Not verified: the customer has not yet given {needs} matching the records."
+        given = [_PROOF_WORDS[name] for name in IDENTITY_PROOFS if said.get(name, "").strip()]
+        if given and not proven and not missing:
+            # (what it gave, named, so that the desk knows it was given and does not match: not merely missing)
+            were = "are" if len(given) > 1 else "is"
+            message = f"Not verified: the {' and the '.join(given)} the customer gave {were} not on this account."
         return _result(call, REFUSED, message, {"identity_verified": False}), view.desk
     desk = replace(view.desk, verified=True)
     return _result(call, OK, "The customer is verified.", {"identity_verified": True}), desk

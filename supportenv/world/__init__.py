@@ -66,7 +66,9 @@ SPLITS = ("train", "validation", "test")
 # account's latest sign-in from a device and a town it does not know, the customer's or a stranger's,
 # which only the customer can tell (P_UNKNOWN_SIGN_IN); the locked account rarer as a second issue.
 # world-16: an order's product lists believably at what it is charged (a $23 office chair was not).
-WORLD_VERSION = "world-16"
+# world-17: an impostor, who has the account email but neither an order id nor a card the account holds,
+# asks for an address change (P_IMPOSTOR).
+WORLD_VERSION = "world-17"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-16 do not (their tickets are world-11's but for the judgement families and the records, for
 # world-15's expert tickets whose second issue was drawn as a locked account: P_LOCKED_SECOND, and for
@@ -219,11 +221,28 @@ class Scenario:
     # escalated to security); "" when there is none. Only the customer knows, so the desk asks
     # (P_UNKNOWN_SIGN_IN).
     unknown_sign_in: str = ""
+    # Where the customer is not the account holder (an impostor, who knows the account email but gives an
+    # order id and a card the account does not hold): the holder's own order id and card, which the records
+    # hold instead, as (fact, value); () when the customer is the holder (P_IMPOSTOR).
+    holder_proofs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def impostor(self) -> bool:
+        """Whether the customer is not the account holder and cannot be verified (holder_proofs)."""
+        return bool(self.holder_proofs)
+
+    def holder_value(self, name: str) -> str:
+        """What the records hold of an identity proof: the holder's, where the customer is an impostor."""
+        for fact, value in self.holder_proofs:
+            if fact == name:
+                return value
+        return self.facts_by_name.get(name, "")
 
     @property
     def order_in_question(self) -> str:
-        """The id of the order the ticket is about ("" if none): the one the customer means."""
-        return self.meant_order_id or self.facts_by_name.get("order_id", "")
+        """The id of the order the ticket is about ("" if none): the one the customer means (an impostor's:
+        the holder's order it would change)."""
+        return self.meant_order_id or self.holder_value("order_id")
 
     @property
     def issue(self) -> IssueType:
@@ -330,6 +349,7 @@ class Scenario:
             **({"meant_order_id": self.meant_order_id} if self.meant_order_id else {}),
             **({"unnoticed_charge": self.unnoticed_charge} if self.unnoticed_charge else {}),
             **({"unknown_sign_in": self.unknown_sign_in} if self.unknown_sign_in else {}),
+            **({"impostor": {"holder_proofs": dict(self.holder_proofs)}} if self.holder_proofs else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -711,6 +731,8 @@ def _fits_the_records(
 ) -> bool:
     if index in _NOT_ON_RECORD.get(issue.issue_id, ()) or index in _NOT_FOR_FAMILY.get((issue.issue_id, family), ()):
         return False
+    if family == IMPOSTOR and index in _NOT_FOR_AN_IMPOSTOR.get(issue.issue_id, ()):
+        return False
     if any(index in _NOT_BESIDE.get((issue.issue_id, other), ()) for other in beside):
         return False
     charged = _CHARGED_DAYS_AGO.get((issue.issue_id, index))
@@ -1076,6 +1098,43 @@ def _draw_unknown_sign_in(
     return rng.choice(UNKNOWN_SIGN_INS)
 
 
+# How often an expert ticket asking for an address change comes from an impostor: someone who has the
+# account email (a leaked list, a shared inbox) but neither an order id nor a card of the account, and wants
+# a parcel sent elsewhere. It cannot be verified however it pushes: the desk changes nothing, tells it the
+# details do not match, tells it nothing the records hold, and routes the ticket to security as a suspected
+# takeover. Rare, as fraud is: a fixed policy that refuses every address change fails the honest ones.
+P_IMPOSTOR = 0.15
+IMPOSTOR_ISSUES = ("address_change",)
+# (the words of an address a slip of the fingers got wrong: the holder's address would then be the
+# impostor's but for a typo)
+_NOT_FOR_AN_IMPOSTOR = {"address_change": frozenset((2, 5))}
+IMPOSTOR = "impostor"  # the "family" an impostor's opening words are drawn for (_fits_the_records)
+
+
+def _draw_impostor(task_id: str, intents: tuple[IssueType, ...], rng: random.Random) -> bool:
+    """Whether the expert ticket's customer is an impostor (P_IMPOSTOR): only on a ticket whose one issue
+    asks for a change an impostor would want (IMPOSTOR_ISSUES), so that no other issue is answered on the
+    email alone before the verification fails. Drawn from a generator of its own."""
+    if task_id != EXPERT_TASK_ID or intents[0].issue_id not in IMPOSTOR_ISSUES:
+        return False
+    return rng.random() < P_IMPOSTOR
+
+
+def _impostor_proofs(facts: dict[str, str], rng: random.Random) -> tuple[tuple[str, str], ...]:
+    """The impostor's made-up order id and card go in its facts (what it gives); the holder's own, which
+    the records hold, are returned. The impostor knows no tracking number."""
+    holder = []
+    for name in ("order_id", "card_last_four"):
+        own = f"ORD-{rng.randrange(100000, 999999)}" if name == "order_id" else f"{rng.randrange(0, 10000):04d}"
+        given = facts.get(name, "")
+        while not given or given == own:
+            given = f"ORD-{rng.randrange(100000, 999999)}" if name == "order_id" else f"{rng.randrange(0, 10000):04d}"
+        facts[name] = given
+        holder.append((name, own))
+    facts.pop("tracking_number", None)
+    return tuple(holder)
+
+
 def _date_the_order_meant_lately(
     intents: tuple[IssueType, ...], family: str, facts: dict[str, str], rng: random.Random
 ) -> None:
@@ -1137,11 +1196,13 @@ def _expected(
     family: str = "",
     mixup: bool = False,
     takeover: bool = False,
+    impostor: bool = False,
 ) -> Expected:
     primary = intents[0]
     escalating = tuple(i for i in intents if needs_escalation(i, tier, facts, policy))
-    # (a sign-in the customer did not make, found on the records: a takeover, escalated as one)
-    escalating += (ISSUE_TYPES_BY_ID[TAKEOVER],) if takeover else ()
+    # (a sign-in the customer did not make, found on the records: a takeover, escalated as one; and an
+    # impostor's attempt, whose own issue is refused, not answered)
+    escalating += (ISSUE_TYPES_BY_ID[TAKEOVER],) if takeover or impostor else ()
     needed: list[str] = []
     for issue in intents:
         needed.extend(f for f in issue.required_facts if f not in needed)
@@ -1151,6 +1212,8 @@ def _expected(
             desk.append(IDENTITY_FACT)  # (the account's orders, where the one meant is found, by its email)
         if _needs_verifying(intents, tier, facts, policy, family):
             desk += [IDENTITY_FACT, identity_proof(facts)]
+        if impostor:
+            desk += ["card_last_four"]  # (both proofs: the one asked for first did not match)
         needed.extend(f for f in dict.fromkeys(desk) if f not in needed)
     return Expected(
         category=primary.category,
@@ -1161,7 +1224,7 @@ def _expected(
         department=(escalating[0] if escalating else primary).department,
         escalate=bool(escalating),
         escalate_intents=tuple(i.issue_id for i in escalating),
-        solvable=tuple(i.issue_id for i in intents if i not in escalating),
+        solvable=() if impostor else tuple(i.issue_id for i in intents if i not in escalating),
         identity_required=any(i.identity_required for i in intents),
         callback_allowed=tier in ("premium", "enterprise"),
     )
@@ -1181,6 +1244,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     held_out_policy = split == "test" and rng.random() < P_HELD_OUT_POLICY
     policy = POLICY_VARIANTS[rng.choice(HELD_OUT_POLICY_VARIANTS) if held_out_policy else "standard"]
     intents = _pick_intents(task_id, tier, rng)
+    impostor = _draw_impostor(task_id, intents, rng_for(task_id, split, seed, "impostor", world_key=world_key))
+    if impostor:
+        intents = intents[:1]  # (the one change it is after)
 
     facts: dict[str, str] = {}
     for issue in intents:
@@ -1190,7 +1256,11 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     if IDENTITY_FACT not in facts and rng.random() < 0.5:
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
     family, meant_order_id, unnoticed, unknown_sign_in, price = "", "", "", "", None
-    if task_id == EXPERT_TASK_ID:
+    holder_proofs: tuple[tuple[str, str], ...] = ()
+    if impostor:
+        _add_identity_proofs(intents, facts, tier, policy, rng)
+        holder_proofs = _impostor_proofs(facts, rng_for(task_id, split, seed, "impostor proofs", world_key=world_key))
+    elif task_id == EXPERT_TASK_ID:
         amount_rng = rng_for(task_id, split, seed, "amount", world_key=world_key)
         _redraw_an_amount_below_every_product(intents, tier, policy, facts, amount_rng)
         # (drawn from a generator of its own, so that it changes no other draw)
@@ -1220,7 +1290,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         persona,
         rng,
         impact_rng,
-        family if task_id == EXPERT_TASK_ID else None,
+        IMPOSTOR if impostor else family if task_id == EXPERT_TASK_ID else None,
         words_rng,
         bool(meant_order_id),
         price,
@@ -1272,6 +1342,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
             family,
             bool(meant_order_id),
             takeover=unknown_sign_in == "stranger",
+            impostor=impostor,
         ),
         products=products,
         # The records draw from a generator of their own, so that they change no other draw.
@@ -1280,4 +1351,5 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         meant_order_id=meant_order_id,
         unnoticed_charge=unnoticed,
         unknown_sign_in=unknown_sign_in,
+        holder_proofs=holder_proofs,
     )

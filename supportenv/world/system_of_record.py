@@ -367,7 +367,8 @@ class _Builder:
         self.facts = scenario.facts_by_name
         self.issues = {i.issue_id for i in scenario.intents}
         self.rng = random.Random(scenario.record_seed)
-        self.card = self.facts.get("card_last_four") or f"{self.rng.randrange(0, 10000):04d}"
+        # (an impostor's card is none the account holds: the holder's is, Scenario.holder_proofs)
+        self.card = scenario.holder_value("card_last_four") or f"{self.rng.randrange(0, 10000):04d}"
         self.address = self._address()
         self.orders: list[Order] = []
         # The return window's draws (when a refund request's order was delivered, what was refunded
@@ -384,6 +385,8 @@ class _Builder:
         street, town = self.rng.choice(_STREETS), self.rng.choice(_TOWNS)
         number = self.rng.randrange(1, 200)
         meant = self.facts.get("new_address", "")
+        if self.scenario.impostor:
+            return f"{number} {street}, {town}"  # (the holder's: the address an impostor gives is its own)
         if _WRONG_STREET in self.scenario.template_ids and meant:
             # The wrong street, at the right number in the right town ("I put the wrong street on my order").
             right_number, right_street = meant.rsplit(", ", 1)[0].split(" ", 1)
