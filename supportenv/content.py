@@ -1638,6 +1638,13 @@ UNKNOWN_REPLIES = {
     "new_address": ("I haven't moved, so there's no new address.", "There's no new address; I'm not moving."),
 }
 
+# An impostor asked to check the order id or card it gave, which the account does not hold: the same again.
+RECHECKED_REPLIES = (
+    "I've checked, and it's {}.",
+    "That's definitely right: {}.",
+    "I just looked again. It's {}.",
+    "Yes, it's {}, I'm sure.",
+)
 REPEAT_REPLIES = (
     "I already told you that!",
     "I gave you that already.",
@@ -2346,11 +2353,17 @@ REACTIONS = {
         "Security? It's my own account. Whatever.",
         "This is ridiculous. Fine.",
         "I don't see why security needs to be involved, but fine.",
+        "So my parcel just goes to the old address? Great.",
+        "Unbelievable. I only wanted an address changed.",
+        "Fine, have them look. I'll find another way.",
+        "Security, for an address change? Okay, whatever you say.",
     ),
     "impostor_closed": (
         "Fine. Bye.",
         "Okay. Goodbye.",
         "Right. Bye.",
+        "Whatever. Bye.",
+        "Okay then.",
     ),
     "closed_grudging": (
         "Okay. Goodbye.",

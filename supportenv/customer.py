@@ -28,6 +28,7 @@ class Answer:
     repeated: tuple[str, ...]  # fact names already revealed before
     unknown: tuple[str, ...]  # fact names the customer cannot give
     corrected: tuple[str, ...] = ()  # fact names given before, given again corrected (the order id)
+    rechecked: tuple[str, ...] = ()  # proofs given before that the records do not hold, checked and given again
 
 
 # An empty 4-byte blake2b, copied per pick: copying it then hashing the key gives the same
@@ -138,7 +139,8 @@ _IT_RE = re.compile(r"it\b")
 # A question whether something changed ("Has anything changed recently?", "any recent changes?"), not
 # one that says a change may be needed ("in case anything needs changing": audit round 64).
 _CHANGES_RE = re.compile(
-    r"\b(?:anything|something)\s+(?:(?:has|have|that|been|else)\s+)?(?:changed?|different)\b|\bchanged?\s+anything\b|"
+    r"\b(?:anything|something)\s+(?:(?:has|have|that|been|else)\s+)?(?:changed?|different)\b|"
+    r"\byou\s+(?:\w+\s+){0,2}?changed?\s+anything\b|"  # (not "before I change anything": round 74)
     r"\bany\s+(?:recent\s+)?changes\b(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))|\brecent(?:ly)?\s+chang\w*",
     re.IGNORECASE,
 )
@@ -227,6 +229,9 @@ def new_email(scenario: Scenario) -> str:
     return f"{on_record.split('@')[0]}@{domain}"
 
 
+_PROOFS = ("order_id", "card_last_four")
+
+
 def answer(
     scenario: Scenario,
     already: tuple[str, ...],
@@ -245,11 +250,15 @@ def answer(
         wanted.append("order_id")  # ("Is ORD-1 the order you mean? It is from March.": the order id, asked again)
     wanted = list(dict.fromkeys(wanted))
     ticket = scenario.ticket_id
-    revealed, repeated, unknown, parts, corrected = [], [], [], [], []
+    revealed, repeated, unknown, parts, corrected, rechecked = [], [], [], [], [], []
     for name in wanted:
         value = facts.get(name)
         if name == "order_id" and name in already and correct_to:
             corrected.append(name)
+        elif name in already and scenario.impostor and name in _PROOFS:
+            # (an impostor asked to check the order id or card it gave, which the account does not hold: it
+            # gives the same again, as one who made it up would; audit round 74: "Why are you asking again?")
+            rechecked.append(name)
         elif name in already:
             repeated.append(name)
         elif value is None:
@@ -267,6 +276,8 @@ def answer(
     if parts:
         # Two facts to a sentence, as people write them ("It's X and the order is Y. ...").
         sentences += [_capitalise(spoken_list(parts[i : i + 2])) + "." for i in range(0, len(parts), 2)]
+    for name in rechecked:
+        sentences.append(_pick(f"{ticket}|{step}|{name}|again", content.RECHECKED_REPLIES).format(facts[name]))
     if repeated:
         sentences.append(_pick(f"{ticket}|{step}", content.REPEAT_REPLIES))
     for name in unknown:
@@ -313,6 +324,7 @@ def answer(
             "repeated": tuple(repeated),
             "unknown": tuple(unknown),
             "corrected": tuple(corrected),
+            "rechecked": tuple(rechecked),
         },
     )
 
@@ -321,6 +333,7 @@ def answer(
 # (followed by its comma: "Thanks for looking into it" is a sentence of its own)
 _OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
 _THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
+_TRAILING_THANKS_RE = re.compile(r",\s*(?:thanks|thank you)(?: (?:a lot|so much))?([.!])$", re.IGNORECASE)
 
 
 @cached_for_short_texts
@@ -342,6 +355,9 @@ def without_repeated_thanks(reply: str) -> str:
                 if not rest:
                     continue  # (a bare "Thanks!" after thanks)
                 sentence = rest[0].upper() + rest[1:]
+        if kept and any(_THANKS_RE.search(k) for k in kept):
+            # (nor a closing ", thanks" after thanks: "... from my end, thanks. That answers it, thanks."; round 74)
+            sentence = _TRAILING_THANKS_RE.sub(r"\1", sentence)
         kept.append(sentence)
     return " ".join(kept)
 

@@ -593,6 +593,7 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         if f not in wanted and f in free
     )
     turn.notes.extend(f"{fact_label(f)}: given again, corrected" for f in got.corrected)
+    turn.notes.extend(f"{fact_label(f)}: given again, the same (the customer checked it)" for f in got.rechecked)
     turn.notes.extend(f"{fact_label(f)}: already given" for f in got.repeated)
     turn.notes.extend(f"{fact_label(f)}: the customer cannot give it" for f in got.unknown)
     if needed or got.corrected:
@@ -603,12 +604,12 @@ def _gather(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn
         turn.add("ask_repeat")
         turn.mood(-0.15, -1)
     pointless = len(unknown) + len(unneeded)
-    if pointless or not (got.revealed or got.repeated or got.unknown or got.corrected):
+    if pointless or not (got.revealed or got.repeated or got.unknown or got.corrected or got.rechecked):
         state.unknown_asks += 1
         state.needless_asks.extend([*unknown, *unneeded] or [NO_FACT_ASKED])
         turn.add("ask_irrelevant", max(pointless, 1))
         turn.mood(-0.1, -1)
-        if not (got.revealed or got.repeated or got.unknown or got.corrected):
+        if not (got.revealed or got.repeated or got.unknown or got.corrected or got.rechecked):
             # (whatever the customer says to it: "which new email would you like?" gets an address,
             # but no fact the case needs; ask for facts by field name)
             turn.notes.append("that question asked for no fact the case needs")
@@ -673,9 +674,8 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
     # ending 2227?"), is the agent using it, not asking again; and one the customer has none of
     # ("log in with your new address?" about a new email) is an instruction, not a question.
     due = correction_due(scenario, state)  # (the order id, asked again where the customer gave an earlier one's)
-    asked = tuple(
-        f for f in asked if (f not in state.revealed or (due and f == "order_id")) and f in scenario.facts_by_name
-    )
+    again = ("order_id", *(("card_last_four",) if scenario.impostor else ())) if due or scenario.impostor else ()
+    asked = tuple(f for f in asked if (f not in state.revealed or f in again) and f in scenario.facts_by_name)
     if due and "order_id" in state.revealed and scenario.facts_by_name["order_id"] in question and not asked:
         asked = ("order_id",)  # ("Is ORD-1 the one you mean? It was placed in March.")
     reply = _respond(scenario, state, action, turn, asked)
@@ -693,6 +693,7 @@ def _respond_and_answer_questions(scenario: Scenario, state: EpisodeState, actio
         state.revealed.extend(got.revealed)
         turn.notes.extend(f"{fact_label(f)}: given (asked in your answer)" for f in got.revealed)
         turn.notes.extend(f"{fact_label(f)}: given again, corrected" for f in got.corrected)
+        turn.notes.extend(f"{fact_label(f)}: given again, the same (the customer checked it)" for f in got.rechecked)
         first = got.reply
     else:
         # Any other direct question (a choice, an open one) is answered too, never passed over.
@@ -976,7 +977,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
                 scenario, state.step, rest, mood, photos, _says_it_was_done(action.text), _said(state),
                 all_done=not _takeover_pending(scenario, state, action.text), news=_news(scenario),
             )  # fmt: skip
-            reply = f"{reply} {settled}"
+            reply = customer.without_repeated_thanks(f"{reply} {settled}")
     else:
         pending = _takeover_pending(scenario, state, action.text)
         mood = _not_glad(_mood_after(state, turn)) if pending else _mood_after(state, turn)  # (no "Great, thanks!")

@@ -367,9 +367,13 @@ IMPOSTOR_ESCALATION = (
 def _impostor_action(scenario: Scenario, state: EpisodeState) -> Action:
     """The expert's next step with a customer who cannot be verified (its facts gathered): read the account,
     check its details, tell it they do not match, route the ticket to security, escalate it, close it."""
-    look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
-    if look not in state.actions:
-        return look
+    for look in (
+        use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"]),
+        # (the order id it gave, which the account's orders of the last two years do not list: it may be older)
+        use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"]),
+    ):
+        if look not in state.actions:
+            return look
     if not verification_failed_at(state):
         return use_tool("verify_identity")
     if not refusal_told_at(state):

@@ -91,6 +91,17 @@ def optimum(scenario: Scenario, task_id: str) -> _Optimum:
 
 # Why a component that pays by the share of the case handled pays nothing.
 NOTHING_HANDLED = "no issue answered, nor escalated to the right team (a misrouted escalation waits for it)"
+# ... and of an impostor's case (world.P_IMPOSTOR): refused and escalated only once its details failed to verify.
+IMPOSTOR_UNHANDLED = "the customer's details never checked with verify_identity before it was refused or escalated"
+
+
+def nothing_handled(scenario: Scenario, state: EpisodeState) -> str:
+    """Why a component that pays by the share of the case handled pays nothing."""
+    if not scenario.impostor:
+        return NOTHING_HANDLED
+    if verification_failed_at(state):
+        return "the customer, whose details failed to verify, never told they do not match, nor escalated after"
+    return IMPOSTOR_UNHANDLED
 
 
 # The components of each task that pay by the share of the case handled (`handled_share`), as
@@ -341,7 +352,7 @@ def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, o
     found = _violations(state, owned_elsewhere)
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, f"no credit for compliance: {NOTHING_HANDLED}"
+        return 0.0, f"no credit for compliance: {nothing_handled(scenario, state)}"
     why = "broke: " + ", ".join(found) if found else "no rules broken"
     if state.rude:  # the rules gate lists it too; it is charged once, by response quality or step quality
         why += " (rude language is charged by " + (
@@ -454,7 +465,7 @@ def _efficiency(
     the `free` part among them (by default the episode's: _free_of)."""
     share, note = handled_share(scenario, state, opt)
     if not share:
-        return 0.0, f"no credit for speed: {NOTHING_HANDLED}"
+        return 0.0, f"no credit for speed: {nothing_handled(scenario, state)}"
     # Safe first steps given before an escalation, an offer the customer accepted, and the
     # expert-grade extras (a guide to an open issue, the specialist's callback) are credited,
     # not counted as wasted steps or money.
@@ -633,7 +644,7 @@ def c_records(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tuple[f
     else:
         # Nothing to change: the credit is for leaving the records alone while handling the case.
         made, note = handled_share(scenario, state, opt)
-        why = "no change needed" if made else f"no change needed, but {NOTHING_HANDLED}"
+        why = "no change needed" if made else f"no change needed, but {nothing_handled(scenario, state)}"
     faults = _records_faults(check)
     why += f" ({'; '.join(faults)})" if faults else ""
     return max(0.0, made - UNWANTED_CHANGE_COST * len(check.unwanted)), why + note

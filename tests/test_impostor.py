@@ -200,3 +200,33 @@ def test_the_address_on_file_is_not_told_to_an_impostor():
     _finish(scenario, state)
     grade = grade_state(scenario, state)
     assert not grade.passed and any(street in g for g in grade.failed_gates)
+
+
+def test_round_74_an_impostor_asked_to_check_its_order_id_gives_it_again_uncharged():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))  # (the triage)
+    fields = ("order_id", "account_email", "new_address")
+    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    given = scenario.facts_by_name["order_id"]
+    question = (
+        f"I could not find order {given} on the account. To verify your identity before I change anything, could "
+        "you give me the last four digits of the card you paid with? Please also double-check the order number."
+    )
+    result = step(scenario, state, Action("ask_for_more_info", fields=("card_last_four",), text=question))
+    assert dict(result.breakdown) == {"ask_new_fact": 0.1}
+    reply = state.history[-1][1]
+    assert given in reply and "again?" not in reply and "Nothing I'm aware of" not in reply
+
+
+def test_round_74_the_expert_looks_up_the_order_id_an_impostor_gave():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
+    _finish(scenario, state)
+    given = scenario.facts_by_name["order_id"]
+    assert use_tool("look_up_order", order_id=given) in state.actions
+
+
+def test_round_74_a_reply_of_two_reactions_thanks_once():
+    from supportenv.customer import without_repeated_thanks
+
+    joined = "Okay, so it's already been delivered. I'll sort it out from my end, thanks. That answers it, thanks."
+    assert without_repeated_thanks(joined).endswith("from my end, thanks. That answers it.")
