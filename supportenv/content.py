@@ -2353,7 +2353,7 @@ REACTIONS = {
         "Security? It's my own account. Whatever.",
         "This is ridiculous. Fine.",
         "I don't see why security needs to be involved, but fine.",
-        "So my parcel just goes to the old address? Great.",
+        "So my parcel just goes to the old address. Great.",
         "Unbelievable. I only wanted an address changed.",
         "Fine, have them look. I'll find another way.",
         "Security, for an address change? Okay, whatever you say.",

@@ -1075,6 +1075,9 @@ def _answer_an_impostor(
         if not told_before:
             turn.add("refusal_told")
             turn.mood(-0.2)
+        elif "?" in last_customer_message(state.history[:-1]) or _said_before(state, "impostor_escalated"):
+            # (told again to a customer who asked, or pushed after the hand-over: an answer, not a repeat; round 75)
+            turn.notes.append("the details still do not match: nothing more changes")
         else:
             turn.add("respond_repeat")
             turn.mood(-0.1, -1)
@@ -1517,7 +1520,8 @@ def _respond_without_solving(
         turn.notes.append("that only announces a hand-over: escalate_to_human carries it out and tells the customer")
         if tone:
             return _react(tone, scenario, state)
-        left = unsolved(scenario, state)
+        # (not what the hand-over settles: a lost parcel whose money back goes to the specialist; round 75)
+        left = [i for i in unsolved(scenario, state) if i not in casework.settled_by_escalation(scenario)]
         if left:
             return _react("handover_announced_open", scenario, state, remaining=customer.issue_words(left))
         return _react("handover_announced", scenario, state)

@@ -731,6 +731,8 @@ def c_communication(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> t
     faults = [why for _, why in items if why]
     false = _false_claims(state)
     counted = "issues" if casework.unnoticed_refund(scenario) is None else "issues and wrong charges found"
+    if scenario.impostor:
+        counted = "parts of the refusal (the details do not match; the escalation to security)"
     why = f"{len(told)}/{len(items)} {counted} told as they must be" + (f" ({'; '.join(faults)})" if faults else "")
     if false:
         why += f"; told the customer of a change never made: {', '.join(false)} (-{FALSE_CLAIM_COST:g} each)"

@@ -230,3 +230,39 @@ def test_round_74_a_reply_of_two_reactions_thanks_once():
 
     joined = "Okay, so it's already been delivered. I'll sort it out from my end, thanks. That answers it, thanks."
     assert without_repeated_thanks(joined).endswith("from my end, thanks. That answers it.")
+
+
+def test_round_75_told_again_after_the_impostor_speaks_up_is_no_repeat():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
+    _finish(scenario, state)  # (refused, escalated, closed: replay up to the close, then say it again)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", scenario.seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "mark_resolved")
+    again = "I understand, but the details you gave don't match our records, so the order stays as it is."
+    result = step(scenario, state, Action("respond_with_solution", text=again))
+    assert "respond_repeat" not in dict(result.breakdown)
+
+
+def test_round_75_a_parcel_the_customer_says_is_two_weeks_gone_was_placed_two_weeks_ago():
+    from supportenv.world.system_of_record import days_before_today
+
+    checked = 0
+    for seed in range(1500):
+        scenario = generate(EXPERT_TASK_ID, "validation", seed)
+        said = {"lost_package/3": 13, "lost_package/4": 12}
+        days = max((said.get(t, 0) for t in scenario.template_ids), default=0)
+        order = scenario.records.order(scenario.order_in_question) if days else None
+        if order is not None and order.status == "in_transit":
+            checked += 1
+            assert days_before_today(order.placed) >= days, seed
+    assert checked >= 10
+
+
+def test_round_75_announcing_the_hand_over_of_a_lost_parcels_money_back_leaves_nothing_else_open():
+    from supportenv import casework
+
+    seed = next(s for s in range(3000) if casework.settled_by_escalation(generate(EXPERT_TASK_ID, "validation", s)))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind in ("assign_department", "escalate_to_human"))
+    text = "Your parcel counts as lost, and as the refund is above my cap I'm passing it to a specialist."
+    step(scenario, state, Action("respond_with_solution", text=text))
+    assert "missing parcel" not in state.history[-1][1]

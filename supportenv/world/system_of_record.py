@@ -356,6 +356,10 @@ def products_fitting(
     return tuple(p for p in content.PRODUCTS if lists_fairly(p, _cents(amount), issues, family, unnoticed))
 
 
+# The fewest days ago a parcel on its way was placed, where the customer's words time it: "It's been two weeks"
+# (13: a day short of it is still two weeks to a customer), "The tracking hasn't updated in ten days" (its last
+# scan, at the hub two days after it was placed).
+_DAYS_THE_WORDS_SAY = {"lost_package/3": 13, "lost_package/4": 12}
 _SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
 
 
@@ -494,6 +498,10 @@ class _Builder:
             placed = _day(self.window_rng.randrange(24, 34))  # sent back, and at the warehouse for 10 days and more
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
+            # (as long ago as the words say: "It's been two weeks", "hasn't updated in ten days"; audit round 75)
+            said = max((_DAYS_THE_WORDS_SAY.get(t, 0) for t in self.scenario.template_ids), default=0)
+            if status == "in_transit" and not paid_on:
+                placed = min(placed, _day(said)) if said else placed
         if family == "left_in_safe_place" and not paid_on:
             # Delivered lately, as a customer chasing its parcel says: "yesterday", where its words
             # say so (audit round 60), else in the last few days (from a generator of its own).
