@@ -359,20 +359,29 @@ def says_refusal_reason(text: str) -> bool:
 
 
 # The customer told that the details it gave do not match the records, or that it cannot be verified, so
-# nothing changes ("the order number and card you gave don't match our records", "I'm unable to verify you").
+# nothing changes: "the order number and card you gave don't match our records", "I'm unable to verify you",
+# "they are not on this account", "your identity could not be confirmed" (read with straight quotes; a code
+# review of world-17 found 22 of 31 phrasings missed by the first reading).
+_NOT = r"(?:not|n't|never)"
 _NOT_VERIFIED_RE = re.compile(
-    r"\b(?:do(?:es)?n[o']?t|do(?:es)? not|did(?: not|n't)|could(?: not|n't)|can(?:no|')t|unable to|not able to|"
-    r"fail(?:ed|s)? to)\s+(?:\w+\s+){0,3}?(?:match|verify|confirm (?:your|the) identity|be verified)\b"
-    r"|\bnot (?:been |be )?verified\b|\bno match\b|\bnot (?:on|in) (?:our|the|your) (?:records|account|system)\b"
-    r"|\b(?:verification|identity check) (?:failed|did not|didn't|was not|wasn't)\b"
-    r"|\bnot (?:match|matching)\b|\bmismatch",
+    rf"\b(?:do|does|did|could|can|was|were|have|has|had|are|is|am|wo|would)\s*{_NOT}\s+(?:\w+\s+){{0,4}}?"
+    r"(?:match(?:es|ed|ing)?|line up|tally|correspond|verif(?:y|ied)|confirm(?:ed)?|be (?:verified|confirmed)"
+    r"|able to (?:verify|confirm))\b"
+    rf"|\b(?:cannot|can't|unable to|not able to|fail(?:ed|s)? to)\s+(?:\w+\s+){{0,2}}?(?:verify|confirm|match)\b"
+    rf"|\b(?:is|are|was|were|be)\s*{_NOT}\s+(?:\w+\s+){{0,2}}?(?:on|in)\s+(?:our|the|your|this|that|its)\s+"
+    r"(?:\w+\s+)?(?:records?|account|system|file)\b"
+    r"|\bnot (?:on|in) (?:our|the|your|this) (?:\w+ )?(?:records?|account|system|file)\b|\bnot on file\b"
+    r"|\bno match\b|\bmismatch|\bnot (?:a )?match(?:ing)?\b|\bdiffer(?:s|ed)? from (?:what|the)\b"
+    r"|\b(?:verification|identity check) (?:failed|did not|didn't|was not|wasn't|was unsuccessful)\b"
+    r"|\bnot (?:been )?(?:verified|confirmed)\b|\b(?:do|does) not hold\b|\bdon't hold\b",
     re.IGNORECASE,
 )
+_STRAIGHT_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 
 
 def says_not_verified(text: str) -> bool:
     """The text tells the customer the details it gave do not match the records (it cannot be verified)."""
-    return bool(_NOT_VERIFIED_RE.search(text))
+    return bool(_NOT_VERIFIED_RE.search(text.translate(_STRAIGHT_QUOTES)))
 
 
 def missing_words(remedy: Remedy, text: str) -> list[str]:

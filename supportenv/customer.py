@@ -140,7 +140,7 @@ _IT_RE = re.compile(r"it\b")
 # one that says a change may be needed ("in case anything needs changing": audit round 64).
 _CHANGES_RE = re.compile(
     r"\b(?:anything|something)\s+(?:(?:has|have|that|been|else)\s+)?(?:changed?|different)\b|"
-    r"\byou\s+(?:\w+\s+){0,2}?changed?\s+anything\b|"  # (not "before I change anything": round 74)
+    r"(?<!\bI )(?<!\bwe )(?<!\bI'll )\bchanged?\s+anything\b|"  # (not "before I change anything": round 74)
     r"\bany\s+(?:recent\s+)?changes\b(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))|\brecent(?:ly)?\s+chang\w*",
     re.IGNORECASE,
 )

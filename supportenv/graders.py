@@ -761,7 +761,8 @@ UNFOUNDED_FIGURE_COST = 0.25  # per figure told (a sum, a card's last four, an i
 
 def _unfounded_why(scenario: Scenario, plural: bool = False) -> str:
     if scenario.impostor:
-        return "it never gave, though it is not verified (nothing from the records)"
+        why = "it never gave itself, though it is not verified (nothing from the records)"
+        return why if plural else f"which {why}"
     return "no record nor the customer gave" if plural else "which no record nor the customer gave"
 
 

@@ -99,8 +99,13 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     ),
     "refusal_told": (
         0.5,
-        "respond_with_solution telling a customer whose details failed to verify that they do not match the "
-        "records, so nothing changes (first time; expert task)",
+        "a text telling a customer whose order id and card both failed to verify that its details do not match "
+        "the records, so nothing changes (first time; expert task)",
+    ),
+    "escalate_unchecked": (
+        -0.3,
+        "escalate_to_human of a customer whose order id and card the records do not hold, before verify_identity "
+        "refused them (expert task)",
     ),
     "told_unverified": (
         -0.2,

@@ -384,8 +384,12 @@ def _verify_identity(view: _View, call: ToolCall, said: dict[str, str]) -> tuple
         given = [_PROOF_WORDS[name] for name in IDENTITY_PROOFS if said.get(name, "").strip()]
         if given and not proven and not missing:
             # (what it gave, named, so that the desk knows it was given and does not match: not merely missing)
-            were = "are" if len(given) > 1 else "is"
-            message = f"Not verified: the {' and the '.join(given)} the customer gave {were} not on this account."
+            if len(given) > 1:
+                message = (
+                    f"Not verified: neither the {given[1]} nor the {given[0]} the customer gave is on this account."
+                )
+            else:
+                message = f"Not verified: the {given[0]} the customer gave is not on this account."
         return _result(call, REFUSED, message, {"identity_verified": False}), view.desk
     desk = replace(view.desk, verified=True)
     return _result(call, OK, "The customer is verified.", {"identity_verified": True}), desk

@@ -91,7 +91,7 @@ def test_the_verification_says_what_was_given_does_not_match_and_is_no_mistake()
     scenario, state = _after_the_facts(_impostor_seeds("validation", 1)[0])
     result = step(scenario, state, use_tool("verify_identity"))
     assert state.tool_result.status == "refused"
-    assert "the customer gave are not on this account" in state.tool_result.message
+    assert "neither the order id nor the card's last four digits the customer gave" in state.tool_result.message
     assert dict(result.breakdown) == {"identity_unmatched": 0.1}
     # ... and looking up the order id it gave is no mistake either, though no such order is on the account
     given = scenario.facts_by_name["order_id"]
@@ -199,7 +199,7 @@ def test_the_address_on_file_is_not_told_to_an_impostor():
     assert dict(result.breakdown).get("told_unverified") == -0.2
     _finish(scenario, state)
     grade = grade_state(scenario, state)
-    assert not grade.passed and any(street in g for g in grade.failed_gates)
+    assert not grade.passed and any(street.split(" ", 1)[1] in g for g in grade.failed_gates)
 
 
 def test_round_74_an_impostor_asked_to_check_its_order_id_gives_it_again_uncharged():
@@ -266,3 +266,37 @@ def test_round_75_announcing_the_hand_over_of_a_lost_parcels_money_back_leaves_n
     text = "Your parcel counts as lost, and as the refund is above my cap I'm passing it to a specialist."
     step(scenario, state, Action("respond_with_solution", text=text))
     assert "missing parcel" not in state.history[-1][1]
+
+
+def test_review_what_the_records_hold_is_a_leak_in_any_form_and_a_refusal_in_any_words():
+    from supportenv import casework
+    from supportenv.episode import leaked_to_an_impostor
+
+    scenario, state = _after_the_facts(_impostor_seeds("validation", 1)[0])
+    digits = scenario.order_in_question.split("-", 1)[1]
+    card = scenario.records.payments[0].card_last_four
+    for text in (f"order number {digits}", f"#{digits}", f"the payment method on file ends in {card}"):
+        assert leaked_to_an_impostor(scenario, state, [text]), text
+    for text in (
+        "I’m sorry, but the order id and card you gave don’t match our records.",
+        "The order id and card you gave are not on this account.",
+        "I wasn't able to verify your identity.",
+        "Your identity could not be confirmed.",
+        "Those details differ from what we have on file.",
+    ):
+        assert casework.says_not_verified(text), text
+    assert not casework.says_not_verified("Your identity has been verified and the address is changed.")
+
+
+def test_review_one_proof_refused_is_not_yet_a_failed_verification():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+    fields = ("order_id", "account_email", "new_address")
+    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    result = step(scenario, state, use_tool("verify_identity"))
+    assert dict(result.breakdown) == {"identity_unmatched": 0.1}
+    assert "the order id the customer gave is not on this account" in state.tool_result.message
+    refused = step(scenario, state, Action("respond_with_solution", text=expert.REFUSAL_MESSAGE))
+    assert "refusal_told" not in dict(refused.breakdown)  # (the rules ask for the card too, first)
+    blind = step(scenario, state, Action("escalate_to_human", text=expert.IMPOSTOR_ESCALATION))
+    assert "escalate_unchecked" in dict(blind.breakdown)
