@@ -2359,8 +2359,8 @@ REACTIONS = {
         "Security, for an address change? Okay, whatever you say.",
     ),
     "impostor_closed": (
-        "Fine. Bye.",
-        "Okay. Goodbye.",
+        "Fine. I'll go, then.",
+        "Okay. Goodbye, then.",
         "Right. Bye.",
         "Whatever. Bye.",
         "Okay then.",
