@@ -19,6 +19,7 @@ from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.world import P_IMPOSTOR, generate, world_id
+from tests.test_expert_task import _oracle_until
 
 
 def _impostor_seeds(split: str, count: int = 4, start: int = 0) -> list[int]:
@@ -29,15 +30,6 @@ def _impostor_seeds(split: str, count: int = 4, start: int = 0) -> list[int]:
             seeds.append(seed)
         seed += 1
     return seeds
-
-
-def _oracle_until(scenario, state, stop) -> None:
-    """Plays the expert's actions until `stop(action)` holds for the next one (which is not played)."""
-    while not state.done:
-        action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
-        if stop(action):
-            return
-        step(scenario, state, action)
 
 
 def _after_the_facts(seed: int, split: str = "validation"):
