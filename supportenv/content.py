@@ -1584,6 +1584,12 @@ ORDER_CORRECTIONS = (
     "Ah, my mistake: {given} is from an earlier order. The one I mean is {meant}.",
     "Sorry, I gave you the wrong number. {given} was an old order; the recent one is {meant}.",
 )
+# ... and where the first id it gave was its own order's, mistyped (world.P_MISTYPED).
+TYPO_CORRECTIONS = (
+    "Oh, sorry, I must have mistyped it. It's {meant}.",
+    "Let me check... sorry, typo on my part: it's {meant}, not {given}.",
+    "My mistake, I got two digits wrong. The order is {meant}.",
+)
 
 # Where a judgement family's customer gives a fact in words of its own: the price of the one item
 # it sends back is the price it remembers from the site, not what it paid after the order's discount.
@@ -2192,6 +2198,15 @@ REACTIONS = {
         "Hang on, my card ends in {card}, not {told}. Is that the right card?",
         "I don't have a card ending in {told}; mine ends in {card}.",
         "That's not my card: mine ends in {card}, not {told}.",
+    ),
+    "typo_acknowledged": (
+        "Oh, I must have mistyped the order number, sorry.",
+        "Ah, yes, that's the one: I typed the number wrong.",
+        "Sorry, typo on my part with that order number.",
+    ),
+    "typo_acknowledged_curt": (
+        "Typo. Yes, that one.",
+        "Right, I mistyped it.",
     ),
     "mixup_acknowledged_curt": (
         "Fine, that was an older order's number.",

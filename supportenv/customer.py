@@ -271,7 +271,7 @@ def answer(
             parts.append(_pick(f"{ticket}|{step}|{name}", options).format(value))
     sentences = []
     if corrected:
-        options = content.ORDER_CORRECTIONS
+        options = content.TYPO_CORRECTIONS if scenario.order_id_mistyped else content.ORDER_CORRECTIONS
         sentences.append(_pick(f"{ticket}|{step}|corrected", options).format(given=facts["order_id"], meant=correct_to))
     if parts:
         # Two facts to a sentence, as people write them ("It's X and the order is Y. ...").

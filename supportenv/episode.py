@@ -1183,6 +1183,8 @@ def _mixup_acknowledged(scenario: Scenario, state: EpisodeState, text: str) -> s
     if not meant or meant not in text or given not in text or order_corrected(scenario, state):
         return ""
     kinds = ("mixup_acknowledged", "mixup_acknowledged_curt")
+    if scenario.order_id_mistyped:
+        kinds = ("typo_acknowledged", "typo_acknowledged_curt")
     if _said_before(state, *kinds):
         return ""
     # (an angry or terse customer owns up in few words, not with "Oops ... Sorry about that": round 72)
@@ -2001,7 +2003,7 @@ def _use_tool(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 def _names_what_was_given(scenario: Scenario, state: EpisodeState, call: ToolCall) -> bool:
     """Whether a tool call on an impostor's ticket names only what it gave, each as what it is (the order id it
     wrote, which the account does not hold)."""
-    if not scenario.impostor:
+    if not (scenario.impostor or scenario.order_id_mistyped):
         return False
     given = said_facts(scenario, state)
     return bool(call.arguments) and all(given.get(name) == value for name, value in call.arguments)

@@ -41,7 +41,13 @@ from supportenv.world.system_of_record import SignIn
 
 
 def _first_fact(scenario: Scenario, state: EpisodeState) -> str:
-    return next((given_value(scenario, state, name) for name, _ in scenario.hidden_facts if name in state.revealed), "")
+    value = next(
+        (given_value(scenario, state, name) for name, _ in scenario.hidden_facts if name in state.revealed), ""
+    )
+    # (an order id the customer mistyped: the order it is, as found)
+    return (
+        scenario.meant_order_id if scenario.order_id_mistyped and value == scenario.facts_by_name["order_id"] else value
+    )
 
 
 def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]) -> str:
@@ -284,6 +290,8 @@ def _desk_action(scenario: Scenario, state: EpisodeState) -> Action | None:
     if remedy.tool in casework.NEEDS_VERIFICATION and not state.verified:
         # (what verifies the customer, where no issue it raised asked for it: the charge it never noticed)
         proofs = ["account_email", identity_proof(scenario.facts_by_name)]
+        if scenario.order_id_mistyped:
+            proofs.append("card_last_four")  # (the order id it gave, mistyped, verifies nothing)
         unasked = [f for f in proofs if f not in state.revealed]
         if unasked:
             return Action("ask_for_more_info", fields=tuple(unasked), text=ask_message(unasked))

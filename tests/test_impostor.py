@@ -292,3 +292,60 @@ def test_review_one_proof_refused_is_not_yet_a_failed_verification():
     assert "refusal_told" not in dict(refused.breakdown)  # (the rules ask for the card too, first)
     blind = step(scenario, state, Action("escalate_to_human", text=expert.IMPOSTOR_ESCALATION))
     assert "escalate_unchecked" in dict(blind.breakdown)
+
+
+def _mistyped_seeds(split: str, count: int = 3) -> list[int]:
+    return [s for s in range(3000) if generate(EXPERT_TASK_ID, split, s).order_id_mistyped][:count]
+
+
+@pytest.mark.parametrize("split", ("train", "validation", "test"))
+def test_review_an_honest_customer_mistypes_its_order_id_as_often_and_its_card_verifies_it(split):
+    """The first check fails for it as for an impostor, so that a failed check is no tell by itself: its card
+    (the other proof the rules ask for) verifies it, and the order it means is the one it changes."""
+    seeds = _mistyped_seeds(split, 40)
+    assert len(seeds) >= 10
+    for seed in seeds[:3]:
+        scenario = generate(EXPERT_TASK_ID, split, seed)
+        records, facts = scenario.records, scenario.facts_by_name
+        assert not scenario.impostor and [i.issue_id for i in scenario.intents] == ["address_change"]
+        assert facts["order_id"] not in {o.order_id for o in records.orders}
+        assert records.order(scenario.meant_order_id) is not None
+        assert (
+            sorted(facts["order_id"]) == sorted(scenario.meant_order_id)
+            or sum(a != b for a, b in zip(facts["order_id"], scenario.meant_order_id, strict=True)) == 1
+        )
+        scenario, state = new_episode(EXPERT_TASK_ID, split, seed)
+        _finish(scenario, state)
+        grade = grade_state(scenario, state)
+        assert grade.passed and grade.score == 1.0, (seed, grade.failed_gates)
+
+
+def test_review_the_mistyped_id_fails_the_check_the_card_passes_it_and_asked_again_it_is_corrected():
+    seed = _mistyped_seeds("validation", 1)[0]
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+    fields = ("order_id", "account_email", "new_address")
+    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    step(scenario, state, use_tool("verify_identity"))
+    assert "the order id the customer gave is not on this account" in state.tool_result.message
+    result = step(scenario, state, use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"]))
+    assert state.tool_result.status == "not_found" and "tool_not_found" not in dict(result.breakdown)
+    step(scenario, state, Action("ask_for_more_info", fields=("order_id",), text="Could you check the order id?"))
+    assert scenario.meant_order_id in state.history[-1][1]
+    assert state.history[-1][1] in {
+        t.format(given=scenario.facts_by_name["order_id"], meant=scenario.meant_order_id)
+        for t in content.TYPO_CORRECTIONS
+    }
+    step(scenario, state, use_tool("verify_identity"))
+    assert state.verified
+
+
+def test_review_refusing_a_customer_who_mistyped_its_order_id_fails():
+    seed = _mistyped_seeds("validation", 1)[0]
+    policy = make_policy("refuse_impostor")
+    policy.begin(EXPERT_TASK_ID, "validation", seed)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    obs = observe(scenario, state)
+    while not state.done:
+        obs = step(scenario, state, policy.act(obs)).observation
+    assert not grade_state(scenario, state).passed

@@ -67,7 +67,7 @@ SPLITS = ("train", "validation", "test")
 # which only the customer can tell (P_UNKNOWN_SIGN_IN); the locked account rarer as a second issue.
 # world-16: an order's product lists believably at what it is charged (a $23 office chair was not).
 # world-17: an impostor, who has the account email but neither an order id nor a card the account holds,
-# asks for an address change (P_IMPOSTOR).
+# asks for an address change (P_IMPOSTOR); as often, an honest customer mistypes its order id (P_MISTYPED).
 WORLD_VERSION = "world-17"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-16 do not (their tickets are world-11's but for the judgement families and the records, for
@@ -225,6 +225,10 @@ class Scenario:
     # order id and a card the account does not hold): the holder's own order id and card, which the records
     # hold instead, as (fact, value); () when the customer is the holder (P_IMPOSTOR).
     holder_proofs: tuple[tuple[str, str], ...] = ()
+    # Where the order id the customer gives is its own order's mistyped (two digits swapped, or one wrong): no
+    # order of the account has it, but its card verifies it, and asked again it corrects itself; the order it
+    # means is meant_order_id (P_MISTYPED).
+    order_id_mistyped: bool = False
 
     @property
     def impostor(self) -> bool:
@@ -350,6 +354,7 @@ class Scenario:
             **({"unnoticed_charge": self.unnoticed_charge} if self.unnoticed_charge else {}),
             **({"unknown_sign_in": self.unknown_sign_in} if self.unknown_sign_in else {}),
             **({"impostor": {"holder_proofs": dict(self.holder_proofs)}} if self.holder_proofs else {}),
+            **({"order_id_mistyped": True} if self.order_id_mistyped else {}),
             "prefix_steps": self.prefix_steps,
             "expected_handling": self.expected.to_dict(),
         }
@@ -1104,21 +1109,47 @@ def _draw_unknown_sign_in(
 # details do not match, tells it nothing the records hold, and routes the ticket to security as a suspected
 # takeover. Rare, as fraud is: a fixed policy that refuses every address change fails the honest ones.
 P_IMPOSTOR = 0.15
+# ... and as often, the customer is the holder and mistypes its order id: the first check fails as an
+# impostor's does, and only the other proof (its card) or the id asked for again tells them apart.
+P_MISTYPED = 0.15
 IMPOSTOR_ISSUES = ("address_change",)
 # (the words of an address a slip of the fingers got wrong: the holder's address would then be the
 # impostor's but for a typo)
 _NOT_FOR_AN_IMPOSTOR = {"address_change": frozenset((2, 5))}
 NEW_ADDRESS = "new_address"
 IMPOSTOR = "impostor"  # the "family" an impostor's opening words are drawn for (_fits_the_records)
+MISTYPED = "mistyped"
 
 
-def _draw_impostor(task_id: str, intents: tuple[IssueType, ...], rng: random.Random) -> bool:
-    """Whether the expert ticket's customer is an impostor (P_IMPOSTOR): only on a ticket whose one issue
-    asks for a change an impostor would want (IMPOSTOR_ISSUES), so that no other issue is answered on the
-    email alone before the verification fails. Drawn from a generator of its own."""
+def _draw_impostor(task_id: str, intents: tuple[IssueType, ...], rng: random.Random) -> str:
+    """Whether the expert ticket's customer is an impostor (P_IMPOSTOR: "impostor"), or the holder who mistypes
+    its order id (P_MISTYPED: "mistyped"), or neither (""): only on a ticket whose first issue asks for a change
+    an impostor would want (IMPOSTOR_ISSUES), which then raises that one alone, so that no other issue is
+    answered on the email alone before the verification fails. Drawn from a generator of its own."""
     if task_id != EXPERT_TASK_ID or intents[0].issue_id not in IMPOSTOR_ISSUES:
-        return False
-    return rng.random() < P_IMPOSTOR
+        return ""
+    draw = rng.random()
+    return IMPOSTOR if draw < P_IMPOSTOR else MISTYPED if draw < P_IMPOSTOR + P_MISTYPED else ""
+
+
+def _mistype(facts: dict[str, str], rng: random.Random) -> str:
+    """The customer's order id, mistyped in its facts (two neighbouring digits swapped, or one digit off), with
+    the card it paid with, which verifies it: the id of the order it means is returned."""
+    meant = facts["order_id"]
+    digits = list(meant.split("-", 1)[1])
+    given = meant
+    while given == meant or given.split("-", 1)[1][0] == "0":
+        typo = digits.copy()
+        at = rng.randrange(len(typo) - 1)
+        if rng.random() < 0.5:
+            typo[at], typo[at + 1] = typo[at + 1], typo[at]
+        else:
+            typo[at] = str((int(typo[at]) + rng.choice((1, 9))) % 10)
+        given = "ORD-" + "".join(typo)
+    facts["order_id"] = given
+    facts.setdefault("card_last_four", f"{rng.randrange(0, 10000):04d}")
+    facts.pop("tracking_number", None)  # (none read off a confirmation it mistyped the id of)
+    return meant
 
 
 def _impostor_proofs(facts: dict[str, str], rng: random.Random) -> tuple[tuple[str, str], ...]:
@@ -1246,8 +1277,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     held_out_policy = split == "test" and rng.random() < P_HELD_OUT_POLICY
     policy = POLICY_VARIANTS[rng.choice(HELD_OUT_POLICY_VARIANTS) if held_out_policy else "standard"]
     intents = _pick_intents(task_id, tier, rng)
-    impostor = _draw_impostor(task_id, intents, rng_for(task_id, split, seed, "impostor", world_key=world_key))
-    if impostor:
+    who = _draw_impostor(task_id, intents, rng_for(task_id, split, seed, "impostor", world_key=world_key))
+    impostor, mistyped = who == IMPOSTOR, who == MISTYPED
+    if who:
         intents = intents[:1]  # (the one change it is after)
 
     facts: dict[str, str] = {}
@@ -1259,9 +1291,13 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         facts[IDENTITY_FACT] = _fact_value(IDENTITY_FACT, intents[0], tier, policy, rng)
     family, meant_order_id, unnoticed, unknown_sign_in, price = "", "", "", "", None
     holder_proofs: tuple[tuple[str, str], ...] = ()
-    if impostor:
+    if who:
         _add_identity_proofs(intents, facts, tier, policy, rng)
-        holder_proofs = _impostor_proofs(facts, rng_for(task_id, split, seed, "impostor proofs", world_key=world_key))
+        proofs_rng = rng_for(task_id, split, seed, "impostor proofs", world_key=world_key)
+        if impostor:
+            holder_proofs = _impostor_proofs(facts, proofs_rng)
+        else:
+            meant_order_id = _mistype(facts, proofs_rng)
     elif task_id == EXPERT_TASK_ID:
         amount_rng = rng_for(task_id, split, seed, "amount", world_key=world_key)
         _redraw_an_amount_below_every_product(intents, tier, policy, facts, amount_rng)
@@ -1292,9 +1328,9 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         persona,
         rng,
         impact_rng,
-        IMPOSTOR if impostor else family if task_id == EXPERT_TASK_ID else None,
+        IMPOSTOR if who else family if task_id == EXPERT_TASK_ID else None,
         words_rng,
-        bool(meant_order_id),
+        bool(meant_order_id) and not mistyped,  # (a mistyped id is no earlier order's: nothing to say of it)
         price,
         facts,
     )
@@ -1323,7 +1359,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         impact=impact,
         tier=tier,
         persona=persona,
-        tenure_days=max(rng.randrange(3, 3650), _least_tenure(task_id, facts, meant_order_id)),
+        tenure_days=max(rng.randrange(3, 3650), _least_tenure(task_id, facts, "" if mistyped else meant_order_id)),
         # What a customer has spent in all is at least what it paid for the order in question.
         total_revenue=round(max(rng.uniform(low, high), 1.5 * float(facts.get("amount", 0))), 2),
         initial_sentiment=sentiment,
@@ -1354,4 +1390,5 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         unnoticed_charge=unnoticed,
         unknown_sign_in=unknown_sign_in,
         holder_proofs=holder_proofs,
+        order_id_mistyped=mistyped,
     )

@@ -793,8 +793,8 @@ class _Builder:
         """Where the customer gives the id of another order than the one it means: that earlier
         order of the same product, delivered months ago (drawn from a generator of its own)."""
         meant = self.scenario.meant_order_id
-        if not meant or not self.orders:
-            return
+        if not meant or not self.orders or self.scenario.order_id_mistyped:
+            return  # (a mistyped id is no order's)
         given, product = self.facts["order_id"], self.orders[0].items[0].product
         rng = random.Random(f"earlier order:{self.scenario.record_seed}")
         # Months before the order meant (at least three weeks), and after the account was opened
