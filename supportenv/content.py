@@ -1588,7 +1588,7 @@ ORDER_CORRECTIONS = (
 TYPO_CORRECTIONS = (
     "Oh, sorry, I must have mistyped it. It's {meant}.",
     "Let me check... sorry, typo on my part: it's {meant}, not {given}.",
-    "My mistake, I got two digits wrong. The order is {meant}.",
+    "My mistake, I typed it wrong. The order is {meant}.",
 )
 
 # Where a judgement family's customer gives a fact in words of its own: the price of the one item

@@ -140,7 +140,9 @@ _IT_RE = re.compile(r"it\b")
 # one that says a change may be needed ("in case anything needs changing": audit round 64).
 _CHANGES_RE = re.compile(
     r"\b(?:anything|something)\s+(?:(?:has|have|that|been|else)\s+)?(?:changed?|different)\b|"
-    r"(?<!\bI )(?<!\bwe )(?<!\bI'll )\bchanged?\s+anything\b|"  # (not "before I change anything": round 74)
+    # (what the customer or its people changed, not "before I can change anything": rounds 74 and 76)
+    r"\b(?:you|your \w+|anyone|anybody|someone|somebody|they)\s+(?:(?!(?:I|we|before)\b)\w+\s+){0,2}?changed?\s+"
+    r"anything\b|"
     r"\bany\s+(?:recent\s+)?changes\b(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))|\brecent(?:ly)?\s+chang\w*",
     re.IGNORECASE,
 )

@@ -50,7 +50,7 @@ from supportenv.tools import (
     ToolResult,
     run_valid_call,
 )
-from supportenv.world import TAKEOVER, Scenario, tokenize
+from supportenv.world import NEW_ADDRESS, TAKEOVER, Scenario, tokenize
 
 
 @dataclass
@@ -244,6 +244,8 @@ def _proven_otherwise(scenario: Scenario, state: EpisodeState, fact: str) -> boo
     """An identity proof the case needs only to verify the customer (no article asks for it) is
     not missing once the customer gave the other one: either verifies it (audit round 55: a card's
     last four digits verified a cancellation, yet the order id was held missing)."""
+    if scenario.impostor and fact == NEW_ADDRESS:
+        return True  # (where nothing is sent: an impostor's new address is not missing, though asking is no waste)
     if fact not in IDENTITY_PROOFS or scenario.task_id != EXPERT_TASK_ID or scenario.impostor:
         return False  # (an impostor's first proof did not match: the other is asked for too)
     if any(fact in issue.required_facts for issue in scenario.intents):
@@ -626,8 +628,6 @@ def _verification_fields(scenario: Scenario) -> frozenset[str]:
         return frozenset()
     if not any(i.issue_id in (*VERIFIED_CHANGE_ISSUES, *_MAY_NEED_A_CHANGE) for i in scenario.intents):
         return frozenset()
-    if scenario.impostor:  # (and the new address an address change needs, until the check shows it is not)
-        return frozenset((IDENTITY_FACT, *IDENTITY_PROOFS, "new_address"))
     return frozenset((IDENTITY_FACT, *IDENTITY_PROOFS))
 
 
@@ -1708,7 +1708,8 @@ def _escalate(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
         if scenario.tier in ("premium", "enterprise"):
             turn.add("escalate_premium_bonus")
         if told:
-            turn.mood(0.3)
+            # (an impostor refused is no happier for the hand-over to security: round 76)
+            turn.mood(-0.1 if scenario.impostor else 0.3)
     else:
         turn.add("escalate_unneeded")
         turn.notes.append("this case did not need a human")

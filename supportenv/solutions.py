@@ -491,9 +491,16 @@ _WAITS_FOR_RE = re.compile(
 )
 
 
+# ... and a change put off until the customer is verified ("before I can change the delivery address I need to
+# confirm your identity another way": audit round 76 read it as told done).
+_PUT_OFF_RE = re.compile(r"\b(?:before|until)\s+(?:i|we)\s+(?:can|could|am able to|are able to)\b", re.IGNORECASE)
+
+
 @cached_for_short_texts
 def waits_for_a_fact(sentence: str) -> bool:
-    """Whether `sentence` puts what it says off until the customer gives a fact it names."""
+    """Whether `sentence` puts what it says off until the customer gives a fact it names (or is verified)."""
+    if _PUT_OFF_RE.search(sentence):
+        return True
     waits = _WAITS_FOR_RE.search(sentence)
     return bool(waits and _FACT_WORDS_RE.search(sentence, waits.start()))
 

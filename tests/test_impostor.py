@@ -349,3 +349,34 @@ def test_review_refusing_a_customer_who_mistyped_its_order_id_fails():
     while not state.done:
         obs = step(scenario, state, policy.act(obs)).observation
     assert not grade_state(scenario, state).passed
+
+
+def test_round_76_a_change_put_off_until_the_customer_is_verified_is_not_told_done():
+    seed = _mistyped_seeds("validation", 1)[0]
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+    fields = ("order_id", "account_email", "new_address")
+    result = step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    assert dict(result.breakdown) == {"ask_new_fact": 0.3}
+    given = scenario.facts_by_name["order_id"]
+    question = (
+        f"I could not find order number {given} on your account, so before I can change the delivery address I need "
+        "to confirm your identity another way, and before I can change anything I need that. Could you share the "
+        "last four digits of the card you paid with?"
+    )
+    result = step(scenario, state, Action("ask_for_more_info", fields=("card_last_four",), text=question))
+    assert "respond_before_change" not in dict(result.breakdown)
+    reply = state.history[-1][1]
+    assert "done" not in reply and "Nothing I'm aware of" not in reply
+
+
+def test_round_76_an_impostor_is_asked_for_its_new_address_as_anyone_and_is_no_happier_for_security():
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+    fields = ("order_id", "account_email", "new_address")
+    result = step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    assert dict(result.breakdown) == {"ask_new_fact": 0.3}
+    _oracle_until(scenario, state, lambda a: a.kind == "escalate_to_human")
+    before = state.sentiment
+    step(scenario, state, Action("escalate_to_human", text=expert.IMPOSTOR_ESCALATION))
+    assert state.sentiment <= before

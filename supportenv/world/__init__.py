@@ -1116,7 +1116,7 @@ IMPOSTOR_ISSUES = ("address_change",)
 # (the words of an address a slip of the fingers got wrong: the holder's address would then be the
 # impostor's but for a typo)
 _NOT_FOR_AN_IMPOSTOR = {"address_change": frozenset((2, 5))}
-NEW_ADDRESS = "new_address"
+NEW_ADDRESS = "new_address"  # (asked of an impostor as of anyone; once its details fail, not needed)
 IMPOSTOR = "impostor"  # the "family" an impostor's opening words are drawn for (_fits_the_records)
 MISTYPED = "mistyped"
 
@@ -1237,8 +1237,7 @@ def _expected(
     escalating += (ISSUE_TYPES_BY_ID[TAKEOVER],) if takeover or impostor else ()
     needed: list[str] = []
     for issue in intents:
-        # (an impostor's new address is not needed: nothing is sent there)
-        needed.extend(f for f in issue.required_facts if f not in needed and not (impostor and f == NEW_ADDRESS))
+        needed.extend(f for f in issue.required_facts if f not in needed)
     if task_id == EXPERT_TASK_ID:
         desk = [f for i in intents for f in DESK_FACTS.get(i.issue_id, ())]
         if mixup:
