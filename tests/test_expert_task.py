@@ -265,7 +265,9 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     scenario, state, grade = play("oracle", "validation", seed)
     assert state.pushed_back and grade.passed
     replies = [text for who, text, _ in state.history if who == "customer"]
-    assert any(r in content.REACTIONS[f"pushback_{scenario.family}"] for r in replies)
+    # (said alone, or after the news of a refund: "... As for my missing parcel: really? Nobody told me ...")
+    pushbacks = [p.lower() for p in content.REACTIONS[f"pushback_{scenario.family}"]]
+    assert any(p in r.lower() for r in replies for p in pushbacks)
 
 
 def test_a_change_said_not_to_be_made_is_no_claim_and_a_reason_is_read_as_said():
@@ -470,7 +472,11 @@ def test_of_two_plans_only_the_one_the_customer_names_is_cancelled():
 
 
 def test_an_earlier_order_given_for_the_one_meant_is_found_and_acting_on_it_fails():
-    seed = _ticket(lambda sc: bool(sc.meant_order_id) and bool(casework.remedies(sc)) and not sc.family)
+    seed = _ticket(
+        lambda sc: (
+            bool(sc.meant_order_id) and not sc.order_id_mistyped and bool(casework.remedies(sc)) and not sc.family
+        )
+    )
     scenario, state, grade = play("oracle", "validation", seed)
     assert grade.passed
     given, meant = scenario.facts_by_name["order_id"], scenario.meant_order_id
@@ -572,7 +578,11 @@ def test_review_findings_paid_dates_mixups_reships_and_corrections():
     assert delivered.told_in("Your order arrived on 30 November.")
     assert "reship_order" not in casework.claimed_changes("I have sent the password reset link again.")
     assert casework.claimed_changes("I have sent your blender again.") == ("reship_order",)
-    mixed = [sc for s in range(600) if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).meant_order_id]
+    mixed = [
+        sc
+        for s in range(600)
+        if (sc := new_episode(EXPERT_TASK_ID, "validation", s)[0]).meant_order_id and not sc.order_id_mistyped
+    ]
     assert len(mixed) > 50
     for sc in mixed:
         given, meant = sc.records.order(sc.facts_by_name["order_id"]), sc.records.order(sc.meant_order_id)
