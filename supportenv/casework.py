@@ -24,6 +24,7 @@ from typing import TypeVar
 from supportenv import content
 from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
+from supportenv.text import tone_text
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
 from supportenv.world.system_of_record import LineItem, Order, SignIn, SystemOfRecord, days_before_today
@@ -376,12 +377,11 @@ _NOT_VERIFIED_RE = re.compile(
     r"|\bnot (?:been )?(?:verified|confirmed)\b|\b(?:do|does) not hold\b|\bdon't hold\b",
     re.IGNORECASE,
 )
-_STRAIGHT_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'"})
 
 
 def says_not_verified(text: str) -> bool:
     """The text tells the customer the details it gave do not match the records (it cannot be verified)."""
-    return bool(_NOT_VERIFIED_RE.search(text.translate(_STRAIGHT_QUOTES)))
+    return bool(_NOT_VERIFIED_RE.search(tone_text(text)))
 
 
 def missing_words(remedy: Remedy, text: str) -> list[str]:

@@ -156,8 +156,7 @@ def _impostor_share(scenario: Scenario, state: EpisodeState) -> tuple[float, str
     """The share handled of an impostor's case, halves: told its details do not match, and escalated to
     security; each only once its details failed to verify (refused blindly, nothing was handled)."""
     failed = verification_failed_at(state)
-    escalated_at = next((step for who, text, step in state.history if who == "system" and text.startswith(
-        "Escalated to a human agent")), 0)  # fmt: skip
+    escalated_at = next((n for n, a in enumerate(state.actions, 1) if a.kind == "escalate_to_human"), 0)
     routed = state.escalated and state.department == scenario.expected.department
     done = bool(refusal_told_at(state)) + bool(failed and routed and escalated_at > failed)
     if done == 2:

@@ -11,15 +11,14 @@ import sys
 
 import pytest
 
-from baseline_agent.policies import make_policy
 from supportenv import content, expert
 from supportenv.actions import Action, use_tool
-from supportenv.episode import observe, step
+from supportenv.episode import step
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
 from supportenv.tasks import EXPERT_TASK_ID
 from supportenv.world import P_IMPOSTOR, generate, world_id
-from tests.test_expert_task import _oracle_until
+from tests.test_expert_task import _oracle_until, play
 
 
 def _impostor_seeds(split: str, count: int = 4, start: int = 0) -> list[int]:
@@ -37,6 +36,15 @@ def _after_the_facts(seed: int, split: str = "validation"):
     scenario, state = new_episode(EXPERT_TASK_ID, split, seed)
     _oracle_until(scenario, state, lambda a: a.kind == "use_tool")
     return scenario, state
+
+
+def _asked_the_articles_facts(seed: int):
+    """An expert ticket of `validation`, triaged, and the facts its article names asked for (not the card)."""
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))  # (the triage)
+    fields = ("order_id", "account_email", "new_address")
+    result = step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    return scenario, state, result
 
 
 def _finish(scenario, state) -> None:
@@ -160,13 +168,7 @@ def test_a_change_for_an_impostor_is_refused_and_charged():
 def test_the_blind_refusal_exploit_fails_every_honest_ticket():
     honest = [s for s in range(60) if not generate(EXPERT_TASK_ID, "validation", s).impostor]
     for seed in honest[:30]:
-        policy = make_policy("refuse_impostor")
-        policy.begin(EXPERT_TASK_ID, "validation", seed)
-        scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
-        obs = observe(scenario, state)
-        while not state.done:
-            obs = step(scenario, state, policy.act(obs)).observation
-        assert not grade_state(scenario, state).passed
+        assert not play("refuse_impostor", "validation", seed)[2].passed
 
 
 def test_an_impostor_ticket_is_the_same_in_another_process():
@@ -195,10 +197,7 @@ def test_the_address_on_file_is_not_told_to_an_impostor():
 
 
 def test_round_74_an_impostor_asked_to_check_its_order_id_gives_it_again_uncharged():
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
-    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))  # (the triage)
-    fields = ("order_id", "account_email", "new_address")
-    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    scenario, state, _ = _asked_the_articles_facts(_impostor_seeds("validation", 1)[0])
     given = scenario.facts_by_name["order_id"]
     question = (
         f"I could not find order {given} on the account. To verify your identity before I change anything, could "
@@ -281,10 +280,7 @@ def test_review_what_the_records_hold_is_a_leak_in_any_form_and_a_refusal_in_any
 
 
 def test_review_one_proof_refused_is_not_yet_a_failed_verification():
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
-    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
-    fields = ("order_id", "account_email", "new_address")
-    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    scenario, state, _ = _asked_the_articles_facts(_impostor_seeds("validation", 1)[0])
     result = step(scenario, state, use_tool("verify_identity"))
     assert dict(result.breakdown) == {"identity_unmatched": 0.1}
     assert "the order id the customer gave is not on this account" in state.tool_result.message
@@ -322,10 +318,7 @@ def test_review_an_honest_customer_mistypes_its_order_id_as_often_and_its_card_v
 
 def test_review_the_mistyped_id_fails_the_check_the_card_passes_it_and_asked_again_it_is_corrected():
     seed = _mistyped_seeds("validation", 1)[0]
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
-    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
-    fields = ("order_id", "account_email", "new_address")
-    step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    scenario, state, _ = _asked_the_articles_facts(seed)
     step(scenario, state, use_tool("verify_identity"))
     assert "the order id the customer gave is not on this account" in state.tool_result.message
     result = step(scenario, state, use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"]))
@@ -342,21 +335,12 @@ def test_review_the_mistyped_id_fails_the_check_the_card_passes_it_and_asked_aga
 
 def test_review_refusing_a_customer_who_mistyped_its_order_id_fails():
     seed = _mistyped_seeds("validation", 1)[0]
-    policy = make_policy("refuse_impostor")
-    policy.begin(EXPERT_TASK_ID, "validation", seed)
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
-    obs = observe(scenario, state)
-    while not state.done:
-        obs = step(scenario, state, policy.act(obs)).observation
-    assert not grade_state(scenario, state).passed
+    assert not play("refuse_impostor", "validation", seed)[2].passed
 
 
 def test_round_76_a_change_put_off_until_the_customer_is_verified_is_not_told_done():
     seed = _mistyped_seeds("validation", 1)[0]
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
-    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
-    fields = ("order_id", "account_email", "new_address")
-    result = step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    scenario, state, result = _asked_the_articles_facts(seed)
     assert dict(result.breakdown) == {"ask_new_fact": 0.3}
     given = scenario.facts_by_name["order_id"]
     question = (
@@ -371,10 +355,7 @@ def test_round_76_a_change_put_off_until_the_customer_is_verified_is_not_told_do
 
 
 def test_round_76_an_impostor_is_asked_for_its_new_address_as_anyone_and_is_no_happier_for_security():
-    scenario, state = new_episode(EXPERT_TASK_ID, "validation", _impostor_seeds("validation", 1)[0])
-    step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
-    fields = ("order_id", "account_email", "new_address")
-    result = step(scenario, state, Action("ask_for_more_info", fields=fields, text="Could you share these, please?"))
+    scenario, state, result = _asked_the_articles_facts(_impostor_seeds("validation", 1)[0])
     assert dict(result.breakdown) == {"ask_new_fact": 0.3}
     _oracle_until(scenario, state, lambda a: a.kind == "escalate_to_human")
     before = state.sentiment

@@ -1155,12 +1155,15 @@ def _mistype(facts: dict[str, str], rng: random.Random) -> str:
 def _impostor_proofs(facts: dict[str, str], rng: random.Random) -> tuple[tuple[str, str], ...]:
     """The impostor's made-up order id and card go in its facts (what it gives); the holder's own, which
     the records hold, are returned. The impostor knows no tracking number."""
+
+    def draw(name: str) -> str:
+        return f"ORD-{rng.randrange(100000, 999999)}" if name == "order_id" else f"{rng.randrange(0, 10000):04d}"
+
     holder = []
     for name in ("order_id", "card_last_four"):
-        own = f"ORD-{rng.randrange(100000, 999999)}" if name == "order_id" else f"{rng.randrange(0, 10000):04d}"
-        given = facts.get(name, "")
+        own, given = draw(name), facts.get(name, "")
         while not given or given == own:
-            given = f"ORD-{rng.randrange(100000, 999999)}" if name == "order_id" else f"{rng.randrange(0, 10000):04d}"
+            given = draw(name)
         facts[name] = given
         holder.append((name, own))
     facts.pop("tracking_number", None)
