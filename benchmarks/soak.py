@@ -23,7 +23,8 @@ After `--seconds` no client starts a new episode; those in progress finish (at m
 and never finished, any reward or grade differing from the library's, a server that does
 not stop cleanly (the killed one aside), or server memory (RSS of every surviving server
 process, workers included) growing by more than `--max-growth-mb` between the end of the
-warm-up and the end of the load.
+warm-up and the end of the load. A killed replica's working set (its memory above idle at the
+end of the warm-up) is counted as moved to the survivors, with its load.
 """
 
 from __future__ import annotations
@@ -301,7 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         exit_codes = {name: service.stop() for name, service in servers.items()}
 
-    growth = sum(rss_after.values()) - sum(rss_before[name] for name in rss_after)
+    # A killed replica's load moves to the survivors, and its working set (its memory above idle)
+    # with it: a survivor carrying twice the streams holds twice the buffers, which is not a leak.
+    moved = sum(rss_before[name] - rss_idle[name] for name in killed)
+    growth = sum(rss_after.values()) - sum(rss_before[name] for name in rss_after) - moved
     lost_episodes = tally.episodes_started - tally.episodes_completed
     lost_grades = tally.episodes_completed - tally.grades_completed  # every finished episode is graded
     latencies = [*tally.latencies["unary"], *tally.latencies["session"]]
@@ -336,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "rss_idle_mb": rss_idle,
         "rss_before_mb": rss_before,
         "rss_after_mb": rss_after,
+        "rss_moved_mb": round(moved, 1),
         "rss_growth_mb": round(growth, 1),
         "server_exit_codes": exit_codes,
         "warmup_episodes_completed": warm.episodes_completed,
@@ -382,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  rss {name:<8}         idle {rss_idle[name]:7.1f} MB   before {rss_before[name]:7.1f} MB   after {after}"
         )
+    if killed:
+        print(f"  rss moved            {moved:+10.1f} MB   (the killed replica's working set, now the survivors')")
     print(f"  rss growth (live)    {growth:+10.1f} MB   (limit {args.max_growth_mb:g} MB)")
     print(f"  server exit codes    {exit_codes}")
     for message in warm.messages + tally.messages:

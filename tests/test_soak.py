@@ -64,5 +64,11 @@ def test_killing_a_replica_with_a_thousand_episodes_in_flight_loses_none(tmp_pat
     assert figures["killed"] == ["env-1"] and "env-1" not in figures["rss_after_mb"]
     assert figures["max_episodes_in_flight"] == 1000
     assert figures["streams_resumed"] > 0  # Session streams on the killed replica went on elsewhere
+    # The survivor took over the killed replica's load and its working set: that is not growth.
+    moved = figures["rss_before_mb"]["env-1"] - figures["rss_idle_mb"]["env-1"]
+    assert figures["rss_moved_mb"] == round(moved, 1) > 0 and "rss moved" in stdout
+    survivors = figures["rss_after_mb"]["env-2"] + figures["rss_after_mb"]["grader"]
+    live_before = figures["rss_before_mb"]["env-2"] + figures["rss_before_mb"]["grader"]
+    assert abs(figures["rss_growth_mb"] - (survivors - live_before - moved)) < 0.2
     assert figures["server_exit_codes"]["env-2"] == figures["server_exit_codes"]["grader"] == 0
     assert "killed" in stdout
