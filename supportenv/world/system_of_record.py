@@ -867,6 +867,20 @@ class _Builder:
             incidents.append(Incident(self._id("INC", 5), service, "resolved", started, f"{service} slower than usual"))
         return tuple(incidents)
 
+    def no_capture_on_an_expired_card(self) -> None:
+        """A card runs to the end of its month: one declined as expired took no payment in that month
+        or after. Where the card did (another order's payment), the decline was the issuer's."""
+        expired = [p for p in self.payments if p.decline_reason == "expired_card"]
+        if not expired:
+            return
+        month = min(p.date for p in expired)[:7]
+        if any(p.status == "captured" and p.card_last_four == expired[0].card_last_four and p.date[:7] >= month
+               for p in self.payments):  # fmt: skip
+            self.payments = [
+                replace(p, decline_reason="issuer_declined") if p.decline_reason == "expired_card" else p
+                for p in self.payments
+            ]
+
     def build(self) -> SystemOfRecord:
         account = self.account()
         self.the_order_in_question()
@@ -875,6 +889,7 @@ class _Builder:
         self.past_orders()
         self.the_earlier_order()
         subscriptions = self.subscriptions()
+        self.no_capture_on_an_expired_card()  # (last: every payment drawn, renewals too)
         return SystemOfRecord(
             account=account,
             orders=tuple(self.orders),
