@@ -818,7 +818,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if reply and noticed:
             # (the news of the refund taken in first, doubt or not: audit round 60; then what the doubt is of, so
             # that it does not read as a doubt of the refund: audit round 72)
-            taken_in = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
+            taken_in = _refund_taken_in(scenario, state, turn)
             return f"{taken_in} As for {customer.issue_words([exp.issue_type])}: {reply[0].lower()}{reply[1:]}"
         if reply:
             return reply
@@ -841,10 +841,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     if not newly and noticed and not tone:
         # Telling the customer of the refund of money taken wrongly that it never noticed: news to it, not an
         # answer that says nothing (the grade's communication weighs it).
-        untold = unnoticed_untold(scenario, state)
-        turn.notes.append(untold or f"the refund of {casework.unnoticed_words(scenario)} told")
         left = unsolved(scenario, state)
-        reaction = _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
+        reaction = _refund_taken_in(scenario, state, turn)
         if not left:
             return reaction
         return f"{reaction} {_react('still_open', scenario, state, remaining=customer.issue_words(left))}"
@@ -1007,7 +1005,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     )
     reply = f"{yes} {reply}" if yes else reply
     if noticed:
-        reply = f"{_react(_NOTICED + scenario.unnoticed_charge, scenario, state)} {reply}"
+        reply = f"{_refund_taken_in(scenario, state, turn)} {reply}"
     return f"{reply} {blocked}" if blocked else reply
 
 
@@ -1240,6 +1238,18 @@ def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
 
 
 _NOTICED = "noticed_"  # (+ the kind of charge: the customer's reply on hearing of its refund)
+
+
+def _refund_taken_in(scenario: Scenario, state: EpisodeState, turn: _Turn) -> str:
+    """The customer's reply on first hearing of the refund of money taken wrongly that it never noticed.
+    The news is paid as an answer is, and charged as one for what the conversation still leaves out of it
+    (when it reaches the card), since the grade's communication weighs it."""
+    turn.add("unnoticed_told")
+    untold = unnoticed_untold(scenario, state)
+    if untold:
+        turn.add("told_partly")
+    turn.notes.append(untold or f"the refund of {casework.unnoticed_words(scenario)} told")
+    return _react(_NOTICED + scenario.unnoticed_charge, scenario, state)
 
 
 def _cites_another_article(scenario: Scenario, article_id: str) -> bool:

@@ -112,6 +112,11 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
         "a text telling a customer whose details do not match the records a figure it did not give (an id, a "
         "sum, a card's last four; expert task)",
     ),
+    "unnoticed_told": (
+        0.5,
+        "respond_with_solution telling the customer of the refund, made, of money taken wrongly from it that it "
+        "never noticed (its amount; first time; expert task)",
+    ),
     "change_needed": (0.3, "use_tool that makes a change the case needs"),
     "change_unwanted": (-0.3, "use_tool that makes a change the case does not need (or makes it again)"),
     "respond_before_change": (

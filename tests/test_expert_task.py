@@ -20,6 +20,7 @@ from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
 from supportenv.replay import new_episode
+from supportenv.rewards import reward
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.world import generate
 from supportenv.world.system_of_record import CHEAPEST_CENTS, days_before_today, in_band
@@ -674,6 +675,18 @@ def _the_unnoticed_charge_refunded_told_or_left(seed: int) -> None:
     result = step(scenario, state, Action("respond_with_solution", text=told, article_id=""))
     assert not {"respond_irrelevant", "respond_repeat"} & set(dict(result.breakdown))
     assert any(line in state.history[-1][1] for line in news)
+    # The news is paid as an answer is, once, as the grade's communication weighs it; told again, it is not.
+    assert dict(result.breakdown)["unnoticed_told"] == reward("unnoticed_told") > 0
+    assert "told_partly" not in dict(result.breakdown)
+    again = step(scenario, state, Action("respond_with_solution", text=told, article_id=""))
+    assert "unnoticed_told" not in dict(again.breakdown)
+
+    # Told without when it reaches the card, it is paid and charged for what it leaves out, as an answer is.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    short = f"I also noticed order {refund.target} was charged wrongly, so I refunded ${refund.value}."
+    parts = dict(step(scenario, state, Action("respond_with_solution", text=short, article_id="")).breakdown)
+    assert parts["unnoticed_told"] > 0 and parts["told_partly"] < 0
 
 
 def test_a_reship_after_a_duplicate_refunded_is_no_reship_of_a_refunded_order():
