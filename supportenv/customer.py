@@ -349,15 +349,18 @@ def without_repeated_thanks(reply: str) -> str:
     kept: list[str] = []
     for sentence in sentences:
         opening = _OPENING_WORD_RE.match(sentence)
+        thanked_before = any(_THANKS_RE.search(k) for k in kept)
         if kept and opening:
             word = opening.group(1).lower()
-            thanked = word.startswith("thank") and any(_THANKS_RE.search(k) for k in kept)
-            if thanked or any(k.lower().startswith(word) for k in kept):
+            # (one interjection to a reply: not "Right, so it's paid after all. ... Okay, thanks for doing that.")
+            again = word.startswith("thank") and thanked_before
+            interjected = not word.startswith("thank") and any(_OPENING_WORD_RE.match(k) for k in kept)
+            if again or interjected or any(k.lower().startswith(word) for k in kept):
                 rest = sentence[opening.end() :]
                 if not rest:
                     continue  # (a bare "Thanks!" after thanks)
                 sentence = rest[0].upper() + rest[1:]
-        if kept and any(_THANKS_RE.search(k) for k in kept):
+        if kept and thanked_before:
             # (nor a closing ", thanks" after thanks: "... from my end, thanks. That answers it, thanks."; round 74)
             sentence = _TRAILING_THANKS_RE.sub(r"\1", sentence)
         kept.append(sentence)

@@ -1330,6 +1330,15 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
         == "Okay, thank you. Thanks for looking."
     )
     assert customer.without_repeated_thanks("Okay, thanks. Thanks!") == "Okay, thanks."
+    # One interjection to a reply stitched of two reactions (the s5 note): not "... Okay, thanks for doing that."
+    assert (
+        customer.without_repeated_thanks("Right, so it's paid after all. Okay, thanks for doing that.")
+        == "Right, so it's paid after all. Thanks for doing that."
+    )
+    assert (
+        customer.without_repeated_thanks("Fine, that was an older order's number. Great, thanks for sorting it.")
+        == "Fine, that was an older order's number. Thanks for sorting it."
+    )
 
 
 def test_round_70_a_claim_not_borne_out_closes_plainly_and_a_card_that_went_through_had_not_expired():
