@@ -335,6 +335,7 @@ def answer(
 # (followed by its comma: "Thanks for looking into it" is a sentence of its own)
 _OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
 _THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
+_THANKS_FOR_RE = re.compile(r"^(?:thanks|thank you)(?: (?:so much|a lot))? for ", re.IGNORECASE)
 _TRAILING_THANKS_RE = re.compile(r",\s*(?:thanks|thank you)(?: (?:a lot|so much))?([.!])$", re.IGNORECASE)
 
 
@@ -342,29 +343,49 @@ _TRAILING_THANKS_RE = re.compile(r",\s*(?:thanks|thank you)(?: (?:a lot|so much)
 def without_repeated_thanks(reply: str) -> str:
     """A reply made of several reactions (the news taken in, then an issue thanked for) as one person
     writes it: no second "Thanks," after thanks, nor a second "Right," (audit round 70: "That's a relief,
-    thank you. Thanks, that's exactly what I wanted!")."""
+    thank you. Thanks, that's exactly what I wanted!"), and thanks for two things said once."""
     sentences = _SENTENCE_RE.split(reply)
     if len(sentences) < 2:
         return reply
     kept: list[str] = []
     for sentence in sentences:
-        opening = _OPENING_WORD_RE.match(sentence)
         thanked_before = any(_THANKS_RE.search(k) for k in kept)
-        if kept and opening:
-            word = opening.group(1).lower()
-            # (one interjection to a reply: not "Right, so it's paid after all. ... Okay, thanks for doing that.")
-            again = word.startswith("thank") and thanked_before
-            interjected = not word.startswith("thank") and any(_OPENING_WORD_RE.match(k) for k in kept)
-            if again or interjected or any(k.lower().startswith(word) for k in kept):
-                rest = sentence[opening.end() :]
-                if not rest:
-                    continue  # (a bare "Thanks!" after thanks)
-                sentence = rest[0].upper() + rest[1:]
+        if kept:
+            sentence = _without_repeated_openings(sentence, kept, thanked_before)
+            if not sentence:
+                continue  # (a bare "Thanks!" after thanks)
         if kept and thanked_before:
             # (nor a closing ", thanks" after thanks: "... from my end, thanks. That answers it, thanks."; round 74)
             sentence = _TRAILING_THANKS_RE.sub(r"\1", sentence)
+        if kept and _THANKS_FOR_RE.match(sentence):
+            # Thanks for a second thing: "Thanks for checking the tracking, and for doing that.", and not
+            # after "..., thanks." ("I'll wait a bit longer, thanks. Thanks for dealing with it."; round 77).
+            if _THANKS_FOR_RE.match(kept[-1]):
+                kept[-1] = f"{kept[-1][:-1]}, and {sentence[_THANKS_FOR_RE.match(sentence).end() - 4 :]}"
+                continue
+            kept[-1] = _TRAILING_THANKS_RE.sub(r"\1", kept[-1])
         kept.append(sentence)
     return " ".join(kept)
+
+
+def _without_repeated_openings(sentence: str, kept: list[str], thanked_before: bool) -> str:
+    """`sentence` without the opening words a reply has had already: thanks after thanks, and a second
+    interjection ("Right, so it's paid after all. Okay, thanks for doing that."; the s5 note; "Thanks for
+    checking. Okay, thanks, that's what I wanted to know."; round 77)."""
+    interjected = any(_OPENING_WORD_RE.match(k) and not _THANKS_RE.match(k) for k in kept)
+    while opening := _OPENING_WORD_RE.match(sentence):
+        word, rest = opening.group(1).lower(), sentence[opening.end() :]
+        if word.startswith("thank"):
+            drop = thanked_before
+        else:
+            drop = interjected or any(k.lower().startswith(word) for k in kept)
+            drop = drop or (thanked_before and bool(_THANKS_RE.match(rest)))
+        if not drop:
+            return sentence
+        if not rest:
+            return ""
+        sentence = rest[0].upper() + rest[1:]
+    return sentence
 
 
 def react(kind: str, scenario: Scenario, step: int, said: tuple[str, ...] = (), **words: str) -> str:

@@ -1325,10 +1325,7 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
     assert (
         customer.without_repeated_thanks("Right, I'll check. Right, I'll try it.") == "Right, I'll check. I'll try it."
     )
-    assert (
-        customer.without_repeated_thanks("Okay, thank you. Thanks for looking.")
-        == "Okay, thank you. Thanks for looking."
-    )
+    assert customer.without_repeated_thanks("Okay, thank you. Thanks for looking.") == "Okay. Thanks for looking."
     assert customer.without_repeated_thanks("Okay, thanks. Thanks!") == "Okay, thanks."
     # One interjection to a reply stitched of two reactions (the s5 note): not "... Okay, thanks for doing that."
     assert (
@@ -1339,6 +1336,20 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
         customer.without_repeated_thanks("Fine, that was an older order's number. Great, thanks for sorting it.")
         == "Fine, that was an older order's number. Thanks for sorting it."
     )
+    # Audit round 77: thanks for two things said once, and an interjection before thanks after thanks.
+    cases = {
+        "Okay, I'll have a look there. Thanks for checking the tracking. Thanks for doing that.": (
+            "Okay, I'll have a look there. Thanks for checking the tracking, and for doing that."
+        ),
+        "Okay, so it isn't lost yet. I'll wait a bit longer, thanks. Thanks for dealing with it.": (
+            "Okay, so it isn't lost yet. I'll wait a bit longer. Thanks for dealing with it."
+        ),
+        "Good, I won't try again then. Thanks for checking. Okay, thanks, that's what I wanted to know.": (
+            "Good, I won't try again then. Thanks for checking. That's what I wanted to know."
+        ),
+    }
+    for stitched, written in cases.items():
+        assert customer.without_repeated_thanks(stitched) == written
 
 
 def test_round_70_a_claim_not_borne_out_closes_plainly_and_a_card_that_went_through_had_not_expired():

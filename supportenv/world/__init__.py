@@ -68,7 +68,8 @@ SPLITS = ("train", "validation", "test")
 # world-16: an order's product lists believably at what it is charged (a $23 office chair was not).
 # world-17: an impostor, who has the account email but neither an order id nor a card the account holds,
 # asks for an address change (P_IMPOSTOR); as often, an honest customer mistypes its order id (P_MISTYPED).
-# world-18: a card declined as expired took no payment in that month or after (else the issuer declined it).
+# world-18: a card declined as expired took no payment in that month or after (else the issuer declined it);
+# an order delivered before its address could change was left at the door, not with the customer.
 WORLD_VERSION = "world-18"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-16 do not (their tickets are world-11's but for the judgement families and the records, for

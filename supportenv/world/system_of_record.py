@@ -711,6 +711,9 @@ class _Builder:
             left_with = "left with the customer"
             if self.scenario.family == "left_in_safe_place":
                 left_with = f"left in a safe place: {self.rng.choice(SAFE_PLACES)}"
+            elif self.scenario.family == "already_delivered":
+                # (at the address the customer wants it away from: not into its hands; audit round 77)
+                left_with = "left at the front door of the address on the order"
             events.append(TrackingEvent(_iso(delivered), "delivered", left_with))
             if status == "returned":
                 events.append(
