@@ -306,8 +306,9 @@ def desk_rules(variant: PolicyVariant) -> tuple[str, ...]:
         "subscription the customer asks to end; send a password reset to a locked account. Put right what the "
         "records show is wrong with what the customer raises, though they only ask about it, and, though they "
         "have not noticed it, with the order they write about and with their account's security (read the "
-        "account once you have its email), and tell them; where they say several orders went wrong, check every "
-        "one. The account's other orders, which they do not raise, are not the case's: leave them as they are.",
+        "account once you have its email), and tell them (what they have not noticed needs no article's facts "
+        "from them, only what verifies them); where they say several orders went wrong, check every one. The "
+        "account's other orders, which they do not raise, are not the case's: leave them as they are.",
         "Make a change before you tell the customer it is done, then tell them what was done: a refund's amount "
         f"and that it reaches their card in {DESK_REFUND_DAYS} (a refund the desk issues; the bank's 5-10 business "
         "days of KB-REF-02 are for one issued before); a reship, a new address, a cancellation or a reset "

@@ -204,8 +204,13 @@ def _order_check(scenario: Scenario, state: EpisodeState) -> Action | None:
         return None
     if "order_id" not in (*scenario.intents[0].required_facts, *scenario.intents[0].extra_facts):
         return None
-    look = use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])
-    return None if look in state.actions else look
+    given = scenario.facts_by_name.get("order_id", "")
+    looks = [use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])]
+    if scenario.meant_order_id and given:
+        # (the order id given, not the one meant, looked up first: the natural check that shows it is
+        # another order, or none, so that a player who makes it is not charged; audit rounds 61, 72, 77)
+        looks.insert(0, use_tool("look_up_order", order_id=given))
+    return next((look for look in looks if look not in state.actions), None)
 
 
 def _payments_check(scenario: Scenario, state: EpisodeState) -> Action | None:

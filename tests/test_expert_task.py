@@ -1533,3 +1533,24 @@ def test_round_73_words_that_need_a_parcel_received_and_glad_thanks_beside_bad_n
                 assert not any(line in after for line in glad), (seed, text)
                 heard += bool(after.strip())
     assert heard >= 3
+
+
+def test_round_77_looking_up_the_order_id_given_for_another_order_costs_nothing():
+    """Audit rounds 61, 72 and 77: a customer who gives another order's id (an earlier one, or its own
+    mistyped) is checked most naturally by looking that id up. The expert does so first, so a player who
+    does is not charged for it, and one who goes straight to the account's orders is not charged either."""
+    for where in (
+        lambda sc: sc.meant_order_id and not sc.order_id_mistyped and not sc.impostor,
+        lambda sc: sc.order_id_mistyped,
+    ):
+        seed = next(s for s in range(3000) if where(generate(EXPERT_TASK_ID, "validation", s)))
+        scenario, state, grade = play("oracle", "validation", seed)
+        given = use_tool("look_up_order", order_id=scenario.facts_by_name["order_id"])
+        assert given in state.actions and grade.score == 1.0
+        # The same handling without that look-up: efficiency still full.
+        scenario, skipped = new_episode(EXPERT_TASK_ID, "validation", seed)
+        for action in state.actions:
+            if action != given:
+                step(scenario, skipped, action)
+        parts = {c.name: c for c in grade_state(scenario, skipped).components}
+        assert parts["efficiency"].score == 1.0, parts["efficiency"].detail
