@@ -202,3 +202,26 @@ def test_the_world_window_shows_the_records():
     ]
     plain = subprocess.run([*run, "--seeds", "0", "--jsonl"], capture_output=True, text=True, cwd=ROOT, check=True)
     assert "records" not in json.loads(plain.stdout), "the scenario's own JSON is unchanged without --records"
+
+
+def test_the_records_are_as_old_as_the_customers_words_say():
+    """Audit rounds 75 and 77: "It's been two weeks" of a parcel placed nine days before, "Returned the item two
+    weeks ago" of a return back at the warehouse nine days before. An order the words time was placed at least
+    that long ago, and a refund of a return was not requested before the return was back."""
+    from supportenv.tasks import EXPERT_TASK_ID
+    from supportenv.world.system_of_record import DAYS_THE_WORDS_SAY, days_before_today
+
+    timed = 0
+    for split in SPLITS:
+        for seed in range(1500):
+            s = generate(EXPERT_TASK_ID, split, seed)
+            order = s.records.order(s.order_in_question) if s.order_in_question else None
+            if order is None:
+                continue
+            back = [e.when for e in order.events if e.status == "returned"]
+            assert all(r.requested >= back[0] for r in s.records.refunds if r.order_id == order.order_id and back)
+            said = max((DAYS_THE_WORDS_SAY.get(t, 0) for t in s.template_ids), default=0)
+            if said and order.status in ("in_transit", "returned"):
+                timed += 1
+                assert days_before_today(order.placed) >= said, (split, seed, s.template_ids, order.placed)
+    assert timed > 100

@@ -69,7 +69,8 @@ SPLITS = ("train", "validation", "test")
 # world-17: an impostor, who has the account email but neither an order id nor a card the account holds,
 # asks for an address change (P_IMPOSTOR); as often, an honest customer mistypes its order id (P_MISTYPED).
 # world-18: a card declined as expired took no payment in that month or after (else the issuer declined it);
-# an order delivered before its address could change was left at the door, not with the customer.
+# an order delivered before its address could change was left at the door, not with the customer; an order
+# whose words time it ("Returned the item two weeks ago", "almost two weeks") as old as they say (DAYS_THE_WORDS_SAY).
 WORLD_VERSION = "world-18"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-16 do not (their tickets are world-11's but for the judgement families and the records, for
@@ -1002,6 +1003,21 @@ def _date_the_charge_lately(
         facts["charge_date"] = iso_days_ago(rng.randrange(*days))
 
 
+def _date_the_charge_as_the_words_do(
+    intents: tuple[IssueType, ...], template_ids: tuple[str, ...], facts: dict[str, str]
+) -> None:
+    """An order charged no later than the words of the issue the charge date belongs to time it: "Returned
+    the item two weeks ago" of an order bought 20 days ago or more, not 15 (audit round 77). Moved back by no
+    draw, so that no other one changes."""
+    from supportenv.world.system_of_record import DAYS_THE_WORDS_SAY, days_before_today, iso_days_ago
+
+    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    said = max((DAYS_THE_WORDS_SAY.get(t, 0) for t in template_ids if t.startswith(f"{owner}/")), default=0)
+    drawn = days_before_today(facts["charge_date"]) if facts.get("charge_date") else said
+    if drawn < said:
+        facts["charge_date"] = iso_days_ago(said + drawn % 6)
+
+
 P_MIXUP = 0.35  # how often an expert ticket about an order gives the id of an earlier order of the same product
 
 
@@ -1340,6 +1356,8 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     )
     # The facts that must fit the customer's words (its device, its app), in the order drawn.
     words = [issue.templates[int(t.rsplit("/", 1)[1])] for issue, t in zip(intents, template_ids, strict=True)]
+    if task_id == EXPERT_TASK_ID:
+        _date_the_charge_as_the_words_do(intents, template_ids, facts)
     for name in [n for n, value in facts.items() if not value]:
         owners = [(i, w) for i, w in zip(intents, words, strict=True) if name in (*i.required_facts, *i.extra_facts)]
         value = _worded_fact(name, owners, tier, policy, rng)

@@ -356,10 +356,18 @@ def products_fitting(
     return tuple(p for p in content.PRODUCTS if lists_fairly(p, _cents(amount), issues, family, unnoticed))
 
 
-# The fewest days ago a parcel on its way was placed, where the customer's words time it: "It's been two weeks"
-# (13: a day short of it is still two weeks to a customer), "The tracking hasn't updated in ten days" (its last
-# scan, at the hub two days after it was placed).
-_DAYS_THE_WORDS_SAY = {"lost_package/3": 13, "lost_package/4": 12}
+# The fewest days ago an order on its way or sent back was placed, where the customer's words time it: "It's
+# been two weeks" (13: a day short of it is still two weeks to a customer), "The tracking hasn't updated in ten
+# days" (its last scan, at the hub two days after it was placed), "Been waiting almost two weeks"; "Returned the
+# item two weeks ago" (20: delivered 3-5 days after it was placed, sent back, at the warehouse 5 days after
+# delivery, 10-12 days ago), "It's been over a week" (18: at the warehouse 8-10 days ago; audit round 77).
+DAYS_THE_WORDS_SAY = {
+    "lost_package/3": 13,
+    "lost_package/4": 12,
+    "delayed_delivery/4": 11,
+    "refund_status/0": 20,
+    "refund_status/5": 18,
+}
 _SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
 
 
@@ -499,9 +507,8 @@ class _Builder:
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
             # (as long ago as the words say: "It's been two weeks", "hasn't updated in ten days"; audit round 75)
-            said = max((_DAYS_THE_WORDS_SAY.get(t, 0) for t in self.scenario.template_ids), default=0)
-            if status == "in_transit" and not paid_on:
-                placed = min(placed, _day(said)) if said else placed
+            if status in ("in_transit", "returned") and not paid_on and self._days_the_words_say():
+                placed = min(placed, _day(self._days_the_words_say()))
         if family == "left_in_safe_place" and not paid_on:
             # Delivered lately, as a customer chasing its parcel says: "yesterday", where its words
             # say so (audit round 60), else in the last few days (from a generator of its own).
@@ -559,10 +566,17 @@ class _Builder:
                 Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued))
             )
         if status == "returned" and family != "refund_never_issued":
-            # Requested days ago, and not before the parcel was back at the warehouse.
+            # Requested days ago, and not before the parcel was back at the warehouse; the day after, where the
+            # customer's words time the return ("Returned the item two weeks ago", not a request of days ago).
             back = date.fromisoformat(self.orders[-1].events[-1].when) if self.orders[-1].events else TODAY
-            requested = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
+            drawn = _day(self.rng.randrange(2, 9))
+            after = min(back + timedelta(days=1), TODAY)
+            requested = _iso(after if self._days_the_words_say() else max(drawn, after))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
+
+    def _days_the_words_say(self) -> int:
+        """The fewest days ago the order in question was placed, as the customer's words time it (0: they do not)."""
+        return max((DAYS_THE_WORDS_SAY.get(t, 0) for t in self.scenario.template_ids), default=0)
 
     def _order_of_several(self, order_id: str, product: str, returned_cents: int, placed: date) -> Order:
         """A delivered order of two or three products, bought with a discount off its items, whose
