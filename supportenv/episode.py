@@ -815,6 +815,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
         if reply and tone:
             return _react(tone, scenario, state)
+        if reply:
+            _credit_first_steps(scenario, state, action.text, judged.solves, turn)
         if reply and noticed:
             # (the news of the refund taken in first, doubt or not: audit round 60; then what the doubt is of, so
             # that it does not read as a doubt of the refund: audit round 72)
@@ -887,7 +889,10 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left_out:
             turn.add("told_partly")
             turn.notes.append("say " + " and ".join(left_out))
-    turn.add("respond_after_classify", len(newly))
+    # (a claim the customer doubted was paid when first told right: _weigh_the_claim)
+    paid = [i for i in newly if not (state.pushed_back and i == scenario.intents[0].issue_id)]
+    if paid:
+        turn.add("respond_after_classify", len(paid))
     if judged.wrong_solutions and _cites_another_article(scenario, action.article_id):
         # A right answer is charged only for its citation (text.verdict); one settled by telling the
         # records may name the fixes it tells (a duplicate refunded, a parcel sent again: audit round 60).
@@ -907,12 +912,7 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if state.escalated
         else [i for i in exp.escalate_intents if i not in state.interim_answers and not _unheard_of(scenario, state, i)]
     )
-    first_steps = [] if state.escalated else first_steps_given(scenario, state, action.text, judged.solves)
-    if first_steps:
-        state.interim_answers.extend(first_steps)
-        turn.add("respond_interim")
-        titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in first_steps)
-        turn.notes.append(f"good first steps too; policy still requires escalating the {titles}")
+    first_steps = _credit_first_steps(scenario, state, action.text, judged.solves, turn)
     turn.mood(0.25 if left else 0.5, 1)
     if tone:
         return _react(tone, scenario, state)
@@ -1894,11 +1894,33 @@ def _weigh_the_claim(
             turn.mood(-0.05, -1)
             return newly, _react("claim_unchecked", scenario, state, issue=customer.issue_words([claim]))
         return newly, ""
-    if scenario.persona in _PUSHY and not state.pushed_back and not newly:
+    if (
+        scenario.persona in _PUSHY
+        and not state.pushed_back
+        and not newly
+        and not missing_facts(scenario, state, [claim])
+    ):
         state.pushed_back = True
-        turn.notes.append("the customer is not convinced yet: explain again what the records show")
+        # A right answer is paid when it is given, as for a customer who takes it in at once: the doubt is the
+        # customer's, not a mistake (audit rounds 77 and 78); the explanation it then needs is not paid again.
+        turn.add("respond_after_classify")
+        turn.notes.append("right, but the customer is not convinced yet: explain again what the records show")
         return newly, _react(f"pushback_{scenario.family}", scenario, state)
     return [claim, *newly], ""
+
+
+def _credit_first_steps(
+    scenario: Scenario, state: EpisodeState, text: str, solves: tuple[str, ...], turn: _Turn
+) -> list[str]:
+    """The safe first steps an answer gives of issues policy says to escalate, not escalated yet: credited
+    once, whatever else the answer does (a claim it tells the customer doubts too; audit round 78)."""
+    first_steps = [] if state.escalated else first_steps_given(scenario, state, text, solves)
+    if first_steps:
+        state.interim_answers.extend(first_steps)
+        turn.add("respond_interim")
+        titles = ", ".join(ISSUE_TYPES_BY_ID[i].title.lower() for i in first_steps)
+        turn.notes.append(f"good first steps too; policy still requires escalating the {titles}")
+    return first_steps
 
 
 def _told_before_done(scenario: Scenario, state: EpisodeState, issues: list[str]) -> list[str]:
