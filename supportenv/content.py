@@ -2348,7 +2348,7 @@ REACTIONS = {
         "Fine. Forget it then.",
         "Whatever. I'll sort it out some other way.",
         "Right. Never mind.",
-        "Unbelievable. Okay, forget it.",
+        "Unbelievable. Forget it.",
     ),
     "impostor_unchecked": (
         "What do you mean? I've given you my details, so check them.",
@@ -2371,7 +2371,7 @@ REACTIONS = {
         "So my parcel just goes to the old address. Great.",
         "Unbelievable. I only wanted an address changed.",
         "Fine, have them look. I'll find another way.",
-        "Security, for an address change? Okay, whatever you say.",
+        "Security, for an address change? Whatever you say.",
     ),
     "impostor_closed": (
         "Fine. I'll go, then.",

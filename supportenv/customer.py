@@ -369,17 +369,16 @@ def without_repeated_thanks(reply: str) -> str:
 
 
 def _without_repeated_openings(sentence: str, kept: list[str], thanked_before: bool) -> str:
-    """`sentence` without the opening words a reply has had already: thanks after thanks, and a second
-    interjection ("Right, so it's paid after all. Okay, thanks for doing that."; the s5 note; "Thanks for
-    checking. Okay, thanks, that's what I wanted to know."; round 77)."""
-    interjected = any(_OPENING_WORD_RE.match(k) and not _THANKS_RE.match(k) for k in kept)
+    """`sentence`, not the reply's first, without the opening words a reply has had already or that start a
+    second reaction: thanks after thanks, and an interjection after the first sentence ("Right, so it's paid
+    after all. Okay, thanks for doing that."; the s5 note; "No, that wasn't me! ... Okay, fine. That answers it,
+    I suppose."; round 78)."""
     while opening := _OPENING_WORD_RE.match(sentence):
         word, rest = opening.group(1).lower(), sentence[opening.end() :]
-        if word.startswith("thank"):
-            drop = thanked_before
-        else:
-            drop = interjected or any(k.lower().startswith(word) for k in kept)
-            drop = drop or (thanked_before and bool(_THANKS_RE.match(rest)))
+        # (a bare "Fine." after the first sentence is a word of its own: "This is ridiculous. Fine.")
+        drop = (
+            thanked_before if word.startswith("thank") else bool(rest) or any(k.lower().startswith(word) for k in kept)
+        )
         if not drop:
             return sentence
         if not rest:

@@ -138,8 +138,16 @@ def test_escalation_required_by_policy_is_rewarded():
 
 
 def _pattern(*kinds: str) -> re.Pattern[str]:
-    templates = [t for kind in kinds for t in content.REACTIONS[kind]]
-    return re.compile("|".join(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) for t in templates))
+    return _pattern_of([t for kind in kinds for t in content.REACTIONS[kind]])
+
+
+def _pattern_of(templates: list[str]) -> re.Pattern[str]:
+    # (each also as it reads after another reaction's sentence: without its opening interjection, "Okay, that
+    # covers ..." as "That covers ...": customer.without_repeated_thanks)
+    going_on = [customer.without_repeated_thanks(f"Yes. {t}").removeprefix("Yes. ") for t in templates]
+    return re.compile(
+        "|".join(re.sub(r"\\\{\w+\\\}", ".+", re.escape(t)) for t in dict.fromkeys([*templates, *going_on]))
+    )
 
 
 _DETOURS = (
@@ -365,7 +373,8 @@ def test_an_answer_with_first_steps_for_the_issue_to_escalate_is_waited_on():
     solvable = list(scenario.expected.solvable)
     text = solution_message(scenario, state, solvable) + " Do you still have the backup recovery codes from setup?"
     step(scenario, state, respond(text, article))
-    reply = _reply_now(state).removeprefix("Yes, that's right. ")  # (the check-in's answer)
+    # (after the check-in's answer, "Yes, that's right.", the reaction goes on without its interjection)
+    reply = _reply_now(state).removeprefix("Yes, that's right. ")
     assert re.fullmatch(_pattern("partly_solved_first_steps", "partly_solved_first_steps_photos"), reply), reply
 
 

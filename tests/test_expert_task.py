@@ -15,7 +15,14 @@ import pytest
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, content, customer, expert, world
 from supportenv.actions import Action, use_tool
-from supportenv.catalog import ALL_FAMILIES, CHANGE_FAMILIES, HELD_OUT_FAMILIES, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
+from supportenv.catalog import (
+    ALL_FAMILIES,
+    ARTICLES_BY_ID,
+    CHANGE_FAMILIES,
+    HELD_OUT_FAMILIES,
+    ISSUE_TYPES_BY_ID,
+    RETURN_WINDOW_DAYS,
+)
 from supportenv.episode import observe, step
 from supportenv.errors import InvalidActionError
 from supportenv.graders import grade_state
@@ -269,6 +276,44 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     # (said alone, or after the news of a refund: "... As for my missing parcel: really? Nobody told me ...")
     pushbacks = [p.lower() for p in content.REACTIONS[f"pushback_{scenario.family}"]]
     assert any(p in r.lower() for r in replies for p in pushbacks)
+    # The right answer is paid when first given, though doubted, and not again for the explanation the doubt
+    # needs (audit rounds 77 and 78): the claim earns its answer's credit once, as with a customer who believes it.
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    paid = []
+    while not state.done:
+        action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+        result = step(scenario, state, action)
+        if action.kind == "respond_with_solution":
+            paid.append(dict(result.breakdown).get("respond_after_classify", 0.0))
+    claim_steps = len(scenario.expected.solvable) + 1  # (told twice, every other issue once)
+    assert paid[0] == reward("respond_after_classify") and sum(paid) == reward("respond_after_classify") * (
+        claim_steps - 1
+    ), paid
+
+
+def test_round_78_safe_first_steps_beside_a_doubted_answer_are_credited():
+    """Audit round 78: an answer that told a claim the records contradict (which the customer doubted) and
+    gave the safe first steps of an issue to escalate had those first steps go unpaid."""
+
+    def fits(sc):
+        return (
+            casework.is_mistaken(sc, sc.intents[0].issue_id)
+            and sc.persona in ("angry", "confused")
+            and sc.expected.escalate_intents
+            and not casework.over_the_cap(sc)
+        )
+
+    seed = next(s for s in range(4000) if fits(new_episode(EXPERT_TASK_ID, "validation", s)[0]))
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    answer = expert.expert_action(scenario, state, EXPERT_TASK_ID)
+    escalated = ISSUE_TYPES_BY_ID[scenario.expected.escalate_intents[0]]
+    first = ARTICLES_BY_ID[escalated.article_id].steps[0]
+    result = step(
+        scenario, state, Action(answer.kind, text=f"{answer.text} Meanwhile: {first}.", article_id=answer.article_id)
+    )
+    parts = dict(result.breakdown)
+    assert state.pushed_back and parts.get("respond_interim", 0) > 0, parts
 
 
 def test_a_change_said_not_to_be_made_is_no_claim_and_a_reason_is_read_as_said():
@@ -1348,6 +1393,11 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
             "Good, I won't try again then. Thanks for checking. That's what I wanted to know."
         ),
     }
+    # Round 78: a second reaction starts without an interjection; a bare "Fine." is a word of its own.
+    cases["No, that wasn't me! I haven't been to York. Okay, fine. That answers it, I suppose."] = (
+        "No, that wasn't me! I haven't been to York. Fine. That answers it, I suppose."
+    )
+    cases["This is ridiculous. Fine."] = "This is ridiculous. Fine."
     for stitched, written in cases.items():
         assert customer.without_repeated_thanks(stitched) == written
 
