@@ -143,12 +143,23 @@ _CHANGES_RE = re.compile(
     # (what the customer or its people changed, not "before I can change anything": rounds 74 and 76)
     r"\b(?:you|your \w+|anyone|anybody|someone|somebody|they)\s+(?:(?!(?:I|we|before)\b)\w+\s+){0,2}?changed?\s+"
     r"anything\b|"
-    r"\bany\s+(?:recent\s+)?changes\b(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))|\brecent(?:ly)?\s+chang\w*",
+    # (not what the desk makes: "before I make any changes"; round 79)
+    r"(?<!make )(?<!making )(?<!made )\bany\s+(?:recent\s+)?changes\b"
+    r"(?!\s+(?:are|is|were|be)?\s*(?:needed|required|due))"
+    r"|\brecent(?:ly)?\s+chang\w*",
     re.IGNORECASE,
 )
 
 
 _QUESTION_RE = re.compile(r"[^.!?]*\?")
+
+
+def asks_what_changed(text: str) -> bool:
+    """Whether a question of the text asks what the customer or its people changed ("Have there been any
+    changes on your side?"), not a sentence of what the desk will do ("before I make any changes"; round 79)."""
+    return any(_CHANGES_RE.search(asked) for asked in _QUESTION_RE.findall(text))
+
+
 # A yes-or-no question ("Have you received a shipping confirmation?"), however it is led into.
 _YES_NO_RE = re.compile(
     r"^(?:[\w' ]+,\s+)?(?:(?:and|so|also|just|first|before \w+[^,]*),?\s+)*(?:could you tell me )?"
@@ -290,7 +301,7 @@ def answer(
         and any(i.issue_id in content.NEW_EMAIL_ISSUES for i in scenario.intents)
     ):
         sentences.append(_pick(f"{ticket}|{step}|new_email", content.NEW_EMAIL_REPLIES).format(new_email(scenario)))
-    if question and _CHANGES_RE.search(question):
+    if question and asks_what_changed(question):
         sentences.append(_pick(f"{ticket}|{step}|changes", content.CHANGE_REPLIES))
     elif question and _WHAT_HAPPENED_RE.search(question):
         # "...and what arrived in the box instead?": the customer tells it again, in its own words.
@@ -333,6 +344,7 @@ def answer(
 
 # A sentence that opens with thanks or a word of assent ("Thanks, that's exactly what I wanted!", "Right, I'll ...").
 # (followed by its comma: "Thanks for looking into it" is a sentence of its own)
+_MARKERS = ("okay", "ok", "right", "alright")  # (words that only start a sentence, unlike "Fine." or "Great.")
 _OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
 _THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
 _THANKS_FOR_RE = re.compile(r"^(?:thanks|thank you)(?: (?:so much|a lot))? for ", re.IGNORECASE)
@@ -375,10 +387,12 @@ def _without_repeated_openings(sentence: str, kept: list[str], thanked_before: b
     I suppose."; round 78)."""
     while opening := _OPENING_WORD_RE.match(sentence):
         word, rest = opening.group(1).lower(), sentence[opening.end() :]
-        # (a bare "Fine." after the first sentence is a word of its own: "This is ridiculous. Fine.")
-        drop = (
-            thanked_before if word.startswith("thank") else bool(rest) or any(k.lower().startswith(word) for k in kept)
-        )
+        # (a bare "Fine." after the first sentence is a word of its own: "This is ridiculous. Fine."; a bare
+        # "Okay." only starts the next reaction: "That's a relief, thank you. Okay. About time."; round 79)
+        if word.startswith("thank"):
+            drop = thanked_before
+        else:
+            drop = bool(rest) or word in _MARKERS or any(k.lower().startswith(word) for k in kept)
         if not drop:
             return sentence
         if not rest:

@@ -523,6 +523,17 @@ def _classify(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tu
 
 
 def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
+    # (a question naming the order id given and the one meant is owned up to, as an answer naming both is,
+    # beside whatever else it asks: round 79's "Is ORD-2 the order? ... Was that sign-in yours?")
+    # (not where it asks for the order id again: the customer's answer gives the one meant, in its own words)
+    asks_again = "order_id" in (*action.fields, *customer.fields_in_question(action.text or ""))
+    mixup = "" if asks_again or state.task_id != EXPERT_TASK_ID else _mixup_acknowledged(scenario, state, action.text)
+    return (
+        f"{mixup} {_asked(scenario, state, action, turn)}".strip() if mixup else _asked(scenario, state, action, turn)
+    )
+
+
+def _asked(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:
     if _answers_in_a_question(scenario, state, action.text):
         # A question whose words also give an open issue's solution ("Could you send the order
         # number? And yes, express delivery is available ..."): the customer reads the answer, so
@@ -812,11 +823,16 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         newly += _told_from_the_records(scenario, state, action.text, newly)
     noticed = _tells_the_unnoticed_refund(scenario, state, action.text)
     if state.task_id == EXPERT_TASK_ID and casework.is_mistaken(scenario, exp.issue_type):
+        doubted_before = state.pushed_back
         newly, reply = _weigh_the_claim(scenario, state, action.text, newly, turn)
         if reply and tone:
             return _react(tone, scenario, state)
         if reply:
             _credit_first_steps(scenario, state, action.text, judged.solves, turn)
+        if reply and state.pushed_back and not doubted_before and judged.personalised:
+            # (the right answer the customer doubts is paid as one it takes in: its own facts too; round 79)
+            state.personalised += 1
+            turn.add("personalised")
         if reply and noticed:
             # (the news of the refund taken in first, doubt or not: audit round 60; then what the doubt is of, so
             # that it does not read as a doubt of the refund: audit round 72)
@@ -893,6 +909,8 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
     paid = [i for i in newly if not (state.pushed_back and i == scenario.intents[0].issue_id)]
     if paid:
         turn.add("respond_after_classify", len(paid))
+    if len(paid) < len(newly):
+        turn.notes.append("the customer accepts what the records show now (that answer was paid when first given)")
     if judged.wrong_solutions and _cites_another_article(scenario, action.article_id):
         # A right answer is charged only for its citation (text.verdict); one settled by telling the
         # records may name the fixes it tells (a duplicate refunded, a parcel sent again: audit round 60).

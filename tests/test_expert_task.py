@@ -316,6 +316,39 @@ def test_round_78_safe_first_steps_beside_a_doubted_answer_are_credited():
     assert state.pushed_back and parts.get("respond_interim", 0) > 0, parts
 
 
+def test_round_79_a_doubted_answer_is_paid_as_one_taken_in_and_the_customer_hears_every_question():
+    """Audit round 79: the right answer a pushy customer doubted earned no "personalised" for the customer's own
+    facts it named; "before I make any changes" was answered as a question of what the customer changed; a
+    question naming the order id given and the one meant, beside a sign-in question, was not owned up to."""
+    seed = next(
+        s
+        for s in range(2000)
+        if casework.is_mistaken(sc := new_episode(EXPERT_TASK_ID, "validation", s)[0], sc.intents[0].issue_id)
+        and sc.persona in ("angry", "confused")
+    )
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    doubted = dict(step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID)).breakdown)
+    assert state.pushed_back and doubted["personalised"] > 0 and doubted["respond_after_classify"] > 0
+    accepted = step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
+    assert "respond_after_classify" not in dict(accepted.breakdown)
+    assert "paid when first given" in accepted.observation.last_action_feedback
+
+    assert not customer.asks_what_changed(
+        "Could you share your email? It lets me verify you before I make any changes."
+    )
+    assert customer.asks_what_changed("Have there been any changes on your side?")
+
+    seed = _ticket(lambda sc: sc.meant_order_id and not sc.order_id_mistyped and not sc.impostor)
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "use_tool" and a.tool == "look_up_order")
+    given = scenario.facts_by_name["order_id"]
+    question = f"The order id you gave, {given}, is an older order. Is {scenario.meant_order_id} the one you mean?"
+    step(scenario, state, Action("ask_for_more_info", fields=(), text=question))
+    owned_up = content.REACTIONS["mixup_acknowledged"] + content.REACTIONS["mixup_acknowledged_curt"]
+    assert any(line in state.history[-1][1] for line in owned_up), state.history[-1][1]
+
+
 def test_a_change_said_not_to_be_made_is_no_claim_and_a_reason_is_read_as_said():
     """Audit round 49: "I have not sent a replacement" claimed nothing; "the card has expired" said why,
     while an article's "check the card expiry date and billing address" says no reason at all."""
@@ -1398,6 +1431,8 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
         "No, that wasn't me! I haven't been to York. Fine. That answers it, I suppose."
     )
     cases["This is ridiculous. Fine."] = "This is ridiculous. Fine."
+    # Round 79: a bare "Okay." only starts the next reaction.
+    cases["That's a relief, thank you. Okay. About time."] = "That's a relief, thank you. About time."
     for stitched, written in cases.items():
         assert customer.without_repeated_thanks(stitched) == written
 
