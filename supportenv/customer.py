@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from hashlib import blake2b as _blake2b
 
 from supportenv import content
@@ -399,6 +400,22 @@ def _without_repeated_openings(sentence: str, kept: list[str], thanked_before: b
             return ""
         sentence = rest[0].upper() + rest[1:]
     return sentence
+
+
+@lru_cache(maxsize=4096)
+def _written_forms(line: str) -> tuple[str, ...]:
+    """A reaction's line as a reply may hold it: as it is, and as it reads after another reaction's sentence
+    (without_repeated_thanks drops its opening interjection, or its thanks after thanks)."""
+    return tuple(
+        dict.fromkeys(
+            [line, *(without_repeated_thanks(f"{before} {line}")[len(before) + 1 :] for before in ("Yes.", "Thanks."))]
+        )
+    )
+
+
+def wrote(line: str, text: str) -> bool:
+    """Whether a customer's reply `text` holds the reaction `line`, in either of the forms a reply writes it."""
+    return any(form in text for form in _written_forms(line))
 
 
 def react(kind: str, scenario: Scenario, step: int, said: tuple[str, ...] = (), **words: str) -> str:

@@ -321,7 +321,7 @@ def _said(state: EpisodeState) -> tuple[str, ...]:
 def _said_before(state: EpisodeState, *kinds: str) -> bool:
     """Whether the customer has already written a reply of one of these kinds (one it says once)."""
     said = _said(state)
-    return any(line in text for kind in kinds for line in content.REACTIONS[kind] for text in said)
+    return any(customer.wrote(line, text) for kind in kinds for line in content.REACTIONS[kind] for text in said)
 
 
 def _react(kind: str, scenario: Scenario, state: EpisodeState, **words: str) -> str:
@@ -387,6 +387,11 @@ class _Turn:
         self.notes: list[str] = []
 
     def add(self, name: str, times: int = 1) -> None:
+        # (one part per name, so that a breakdown read as a dict still adds up to the reward)
+        for index, (part, value) in enumerate(self.parts):
+            if part == name:
+                self.parts[index] = (name, rounded(value + _reward_part(name, times), 6))
+                return
         self.parts.append((name, _reward_part(name, times)))
 
     def charged(self, name: str) -> bool:
@@ -905,12 +910,13 @@ def _respond(scenario: Scenario, state: EpisodeState, action: Action, turn: _Tur
         if left_out:
             turn.add("told_partly")
             turn.notes.append("say " + " and ".join(left_out))
-    # (a claim the customer doubted was paid when first told right: _weigh_the_claim)
+    # (a claim the customer doubted was paid half when first told right, _weigh_the_claim, and half now)
     paid = [i for i in newly if not (state.pushed_back and i == scenario.intents[0].issue_id)]
     if paid:
         turn.add("respond_after_classify", len(paid))
     if len(paid) < len(newly):
-        turn.notes.append("the customer accepts what the records show now (that answer was paid when first given)")
+        turn.add("claim_accepted")
+        turn.notes.append("the customer accepts what the records show now: that issue is answered")
     if judged.wrong_solutions and _cites_another_article(scenario, action.article_id):
         # A right answer is charged only for its citation (text.verdict); one settled by telling the
         # records may name the fixes it tells (a duplicate refunded, a parcel sent again: audit round 60).
@@ -1284,7 +1290,7 @@ def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: s
     if "issue_refund" not in casework.claimed_changes(text):  # (told as refunded, not an amount in passing)
         return False
     heard = content.REACTIONS[_NOTICED + scenario.unnoticed_charge]
-    return not any(line in said for said in _said(state) for line in heard)
+    return not any(customer.wrote(line, said) for said in _said(state) for line in heard)
 
 
 # An answer that says it turns to the customer's other issue next ("Next, your refund: ...",
@@ -1919,9 +1925,9 @@ def _weigh_the_claim(
         and not missing_facts(scenario, state, [claim])
     ):
         state.pushed_back = True
-        # A right answer is paid when it is given, as for a customer who takes it in at once: the doubt is the
-        # customer's, not a mistake (audit rounds 77 and 78); the explanation it then needs is not paid again.
-        turn.add("respond_after_classify")
+        # A right answer is paid half when it is given, the doubt being the customer's, not a mistake (audit rounds
+        # 77 and 78: it looked unpaid), and half once the customer accepts it, when the issue is answered.
+        turn.add("claim_doubted")
         turn.notes.append("right, but the customer is not convinced yet: explain again what the records show")
         return newly, _react(f"pushback_{scenario.family}", scenario, state)
     return [claim, *newly], ""

@@ -27,6 +27,16 @@ REWARD_TABLE: dict[str, tuple[float, str]] = {
     ),
     "respond_wrong_citation": (-0.1, "respond_with_solution that solves an issue but cites an article of none"),
     "respond_needs_escalation": (0.0, "respond_with_solution that promises a refund policy says to escalate"),
+    "claim_doubted": (
+        0.25,
+        "respond_with_solution that tells right what the records show of a claim they contradict, which the "
+        "customer doubts (expert task; the rest once it accepts: claim_accepted)",
+    ),
+    "claim_accepted": (
+        0.25,
+        "respond_with_solution that explains again, after the customer's doubt, what the records show, and the "
+        "customer accepts it: the claim is answered (expert task)",
+    ),
     "respond_interim": (
         0.1,
         "respond_with_solution with the safe first steps of an issue policy says to escalate (first time)",

@@ -276,19 +276,20 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     # (said alone, or after the news of a refund: "... As for my missing parcel: really? Nobody told me ...")
     pushbacks = [p.lower() for p in content.REACTIONS[f"pushback_{scenario.family}"]]
     assert any(p in r.lower() for r in replies for p in pushbacks)
-    # The right answer is paid when first given, though doubted, and not again for the explanation the doubt
-    # needs (audit rounds 77 and 78): the claim earns its answer's credit once, as with a customer who believes it.
+    # The right answer is paid half when first given, though doubted (audit rounds 77 and 78: it looked unpaid), and
+    # half once the customer accepts it (the issue is answered then): an answer's credit in all, once.
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
-    paid = []
+    claim = []
     while not state.done:
         action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
-        result = step(scenario, state, action)
-        if action.kind == "respond_with_solution":
-            paid.append(dict(result.breakdown).get("respond_after_classify", 0.0))
-    claim_steps = len(scenario.expected.solvable) + 1  # (told twice, every other issue once)
-    assert paid[0] == reward("respond_after_classify") and sum(paid) == reward("respond_after_classify") * (
-        claim_steps - 1
-    ), paid
+        parts = dict(step(scenario, state, action).breakdown)
+        if action.kind == "respond_with_solution" and not claim:
+            claim.append(parts)
+        elif action.kind == "respond_with_solution" and len(claim) == 1:
+            claim.append(parts)
+    doubted, accepted = claim
+    assert doubted["claim_doubted"] == accepted["claim_accepted"] == reward("respond_after_classify") / 2
+    assert "respond_after_classify" not in doubted and "claim_accepted" not in doubted
 
 
 def test_round_78_safe_first_steps_beside_a_doubted_answer_are_credited():
@@ -316,6 +317,53 @@ def test_round_78_safe_first_steps_beside_a_doubted_answer_are_credited():
     assert state.pushed_back and parts.get("respond_interim", 0) > 0, parts
 
 
+def test_a_step_has_one_part_per_reward_so_its_breakdown_read_as_a_dict_adds_up():
+    """Review of the s6 change: the news of an unnoticed refund told without its timeline, beside another answer
+    that left something out, charged told_partly twice in one step; a dict of the breakdown dropped one."""
+    checked = 0
+    for seed in range(1500):
+        scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+        if not scenario.unnoticed_charge:
+            continue
+        _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+        refund = casework.unnoticed_refund(scenario)
+        if refund is None or not state.unnoticed_refunded_at:
+            continue
+        if (
+            scenario.intents[0].issue_id != "delayed_delivery"
+            or casework.finding_for(scenario, "delayed_delivery") is None
+        ):
+            continue
+        # (the late parcel answered without its new date, and the refund told without when it reaches the card)
+        text = (
+            "Thank you. Here is what we will do: confirm the new delivery date with the customer. "
+            f"I also refunded ${refund.value} on order {refund.target}, charged wrongly."
+        )
+        result = step(scenario, state, Action("respond_with_solution", text=text, article_id=""))
+        names = [name for name, _ in result.breakdown]
+        assert len(names) == len(set(names)) and dict(result.breakdown)["told_partly"] < -0.1, result.breakdown
+        assert round(sum(dict(result.breakdown).values()), 6) == result.reward
+        checked += 1
+    assert checked >= 2
+
+
+def test_a_line_said_once_is_known_said_when_it_followed_another_reaction():
+    """Review of the s6 change: a reaction whose opening word was dropped after another's sentence ("... ends in
+    4069. That was an older order's number.") was not recognised as said, so the customer owned up twice."""
+    seed = _ticket(
+        lambda sc: sc.meant_order_id and not sc.order_id_mistyped and not sc.impostor and sc.persona == "terse"
+    )
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    lines = content.REACTIONS["mixup_acknowledged"] + content.REACTIONS["mixup_acknowledged_curt"]
+    # (owned up to after another reaction's sentence, its opening word dropped, as a stitched reply writes it)
+    line = next(x for x in lines if customer.without_repeated_thanks(f"No. {x}") != f"No. {x}")
+    state.history.append(("customer", customer.without_repeated_thanks(f"No. {line}"), state.step))
+    given, meant = scenario.facts_by_name["order_id"], scenario.meant_order_id
+    step(scenario, state, Action("respond_with_solution", text=f"{given} is older; you mean {meant}.", article_id=""))
+    assert not any(customer.wrote(x, state.history[-1][1]) for x in lines), state.history[-1][1]
+
+
 def test_round_79_a_doubted_answer_is_paid_as_one_taken_in_and_the_customer_hears_every_question():
     """Audit round 79: the right answer a pushy customer doubted earned no "personalised" for the customer's own
     facts it named; "before I make any changes" was answered as a question of what the customer changed; a
@@ -329,10 +377,10 @@ def test_round_79_a_doubted_answer_is_paid_as_one_taken_in_and_the_customer_hear
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
     doubted = dict(step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID)).breakdown)
-    assert state.pushed_back and doubted["personalised"] > 0 and doubted["respond_after_classify"] > 0
+    assert state.pushed_back and doubted["personalised"] > 0 and doubted["claim_doubted"] > 0
     accepted = step(scenario, state, expert.expert_action(scenario, state, EXPERT_TASK_ID))
-    assert "respond_after_classify" not in dict(accepted.breakdown)
-    assert "paid when first given" in accepted.observation.last_action_feedback
+    assert dict(accepted.breakdown)["claim_accepted"] > 0 and "respond_after_classify" not in dict(accepted.breakdown)
+    assert "accepts what the records show now" in accepted.observation.last_action_feedback
 
     assert not customer.asks_what_changed(
         "Could you share your email? It lets me verify you before I make any changes."

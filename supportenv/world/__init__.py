@@ -1006,16 +1006,16 @@ def _date_the_charge_lately(
 def _date_the_charge_as_the_words_do(
     intents: tuple[IssueType, ...], template_ids: tuple[str, ...], facts: dict[str, str]
 ) -> None:
-    """An order charged no later than the words of the issue the charge date belongs to time it: "Returned
-    the item two weeks ago" of an order bought 20 days ago or more, not 15 (audit round 77). Moved back by no
-    draw, so that no other one changes."""
+    """An order charged when the words of the issue the charge date belongs to time it: "Returned the item
+    two weeks ago" of an order bought 20-24 days ago, not 15 (audit round 77) nor 30. Moved by no draw, so
+    that no other one changes."""
     from supportenv.world.system_of_record import DAYS_THE_WORDS_SAY, days_before_today, iso_days_ago
 
     owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
     said = max((DAYS_THE_WORDS_SAY.get(t, 0) for t in template_ids if t.startswith(f"{owner}/")), default=0)
     drawn = days_before_today(facts["charge_date"]) if facts.get("charge_date") else said
-    if drawn < said:
-        facts["charge_date"] = iso_days_ago(said + drawn % 6)
+    if said and not said <= drawn < said + 5:  # (nor much older: "two weeks ago", not a month)
+        facts["charge_date"] = iso_days_ago(said + drawn % 5)
 
 
 P_MIXUP = 0.35  # how often an expert ticket about an order gives the id of an earlier order of the same product

@@ -360,7 +360,8 @@ def products_fitting(
 # been two weeks" (13: a day short of it is still two weeks to a customer), "The tracking hasn't updated in ten
 # days" (its last scan, at the hub two days after it was placed), "Been waiting almost two weeks"; "Returned the
 # item two weeks ago" (20: delivered 3-5 days after it was placed, sent back, at the warehouse 5 days after
-# delivery, 10-12 days ago), "It's been over a week" (18: at the warehouse 8-10 days ago; audit round 77).
+# delivery, 10-12 days ago), "It's been over a week" (18: at the warehouse 8-10 days ago; audit round 77). A
+# return so timed was placed no more than 4 days before that either.
 DAYS_THE_WORDS_SAY = {
     "lost_package/3": 13,
     "lost_package/4": 12,
@@ -507,8 +508,12 @@ class _Builder:
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
             # (as long ago as the words say: "It's been two weeks", "hasn't updated in ten days"; audit round 75)
-            if status in ("in_transit", "returned") and not paid_on and self._days_the_words_say():
-                placed = min(placed, _day(self._days_the_words_say()))
+            said = self._days_the_words_say()
+            if said and not paid_on and status == "in_transit":
+                placed = min(placed, _day(said))
+            elif said and not paid_on and status == "returned":
+                # (and no older either: "two weeks ago" of a return, not two months; review of world-18)
+                placed = _day(said + (TODAY - placed).days % 5)
         if family == "left_in_safe_place" and not paid_on:
             # Delivered lately, as a customer chasing its parcel says: "yesterday", where its words
             # say so (audit round 60), else in the last few days (from a generator of its own).
@@ -566,12 +571,9 @@ class _Builder:
                 Refund(self._id("REF"), order_id, _dollars(part), "issued", _iso(requested), _iso(issued))
             )
         if status == "returned" and family != "refund_never_issued":
-            # Requested days ago, and not before the parcel was back at the warehouse; the day after, where the
-            # customer's words time the return ("Returned the item two weeks ago", not a request of days ago).
+            # Requested days ago, and not before the parcel was back at the warehouse.
             back = date.fromisoformat(self.orders[-1].events[-1].when) if self.orders[-1].events else TODAY
-            drawn = _day(self.rng.randrange(2, 9))
-            after = min(back + timedelta(days=1), TODAY)
-            requested = _iso(after if self._days_the_words_say() else max(drawn, after))
+            requested = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
 
     def _days_the_words_say(self) -> int:
