@@ -283,9 +283,7 @@ def test_a_pushy_customer_pushes_back_once_and_accepts_the_next_explanation():
     while not state.done:
         action = expert.expert_action(scenario, state, EXPERT_TASK_ID)
         parts = dict(step(scenario, state, action).breakdown)
-        if action.kind == "respond_with_solution" and not claim:
-            claim.append(parts)
-        elif action.kind == "respond_with_solution" and len(claim) == 1:
+        if action.kind == "respond_with_solution" and len(claim) < 2:  # (the claim told, then told again)
             claim.append(parts)
     doubted, accepted = claim
     assert doubted["claim_doubted"] == accepted["claim_accepted"] == reward("respond_after_classify") / 2
