@@ -346,7 +346,9 @@ def answer(
 # A sentence that opens with thanks or a word of assent ("Thanks, that's exactly what I wanted!", "Right, I'll ...").
 # (followed by its comma: "Thanks for looking into it" is a sentence of its own)
 _MARKERS = ("okay", "ok", "right", "alright")  # (words that only start a sentence, unlike "Fine." or "Great.")
-_OPENING_WORD_RE = re.compile(r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)[,!.]\s*", re.I)
+_OPENING_WORD_RE = re.compile(
+    r"^(thanks|thank you|great|perfect|brilliant|okay|ok|right|alright|fine)(?:[,!]|\.(?!\.))\s*", re.I
+)
 _THANKS_RE = re.compile(r"\bthank", re.IGNORECASE)
 _THANKS_FOR_RE = re.compile(r"^(?:thanks|thank you)(?: (?:so much|a lot))? for ", re.IGNORECASE)
 _TRAILING_THANKS_RE = re.compile(r",\s*(?:thanks|thank you)(?: (?:a lot|so much))?([.!])$", re.IGNORECASE)

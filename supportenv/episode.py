@@ -1287,7 +1287,9 @@ def _tells_the_unnoticed_refund(scenario: Scenario, state: EpisodeState, text: s
     refund = casework.unnoticed_refund(scenario)
     if refund is None or not state.unnoticed_refunded_at or not casework.says_amount(text, float(refund.value)):
         return False
-    if "issue_refund" not in casework.claimed_changes(text):  # (told as refunded, not an amount in passing)
+    # (told as refunded, or as on its way back to the card, not an amount in passing; review of s6: "that $32.87
+    # is on its way back to your card and reaches it in 3-5 business days" is the news too)
+    if "issue_refund" not in casework.claimed_changes(text) and not casework.says_timeline(text):
         return False
     heard = content.REACTIONS[_NOTICED + scenario.unnoticed_charge]
     return not any(customer.wrote(line, said) for said in _said(state) for line in heard)

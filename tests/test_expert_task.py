@@ -805,6 +805,13 @@ def _the_unnoticed_charge_refunded_told_or_left(seed: int) -> None:
     again = step(scenario, state, Action("respond_with_solution", text=told, article_id=""))
     assert "unnoticed_told" not in dict(again.breakdown)
 
+    # Told as money on its way back, not as a refund the desk made, it is the same news (review of s6).
+    scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
+    _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
+    back = f"Order {refund.target} was charged wrongly: ${refund.value} is on its way back, in 3-5 business days."
+    parts = dict(step(scenario, state, Action("respond_with_solution", text=back, article_id="")).breakdown)
+    assert parts["unnoticed_told"] > 0 and any(line in state.history[-1][1] for line in news)
+
     # Told without when it reaches the card, it is paid and charged for what it leaves out, as an answer is.
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
     _oracle_until(scenario, state, lambda a: a.kind == "respond_with_solution")
@@ -1479,6 +1486,7 @@ def test_round_70_a_reply_of_several_reactions_thanks_once():
     cases["This is ridiculous. Fine."] = "This is ridiculous. Fine."
     # Round 79: a bare "Okay." only starts the next reaction.
     cases["That's a relief, thank you. Okay. About time."] = "That's a relief, thank you. About time."
+    cases["I see. Okay... so someone will get back to me?"] = "I see. Okay... so someone will get back to me?"
     for stitched, written in cases.items():
         assert customer.without_repeated_thanks(stitched) == written
 
