@@ -1552,6 +1552,14 @@ ISSUE_FACT_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
             "my statement shows both on {}",
         ),
     },
+    # (what was taken, not what it expected to pay: "the total was $136.30" read as the price agreed; round 80)
+    "wrong_amount": {
+        "amount": (
+            "I was charged ${}",
+            "the charge on my card was ${}",
+            "${} was taken from my card",
+        ),
+    },
     "payment_failure": {
         "amount": (
             "the checkout asked for ${}",

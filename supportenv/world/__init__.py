@@ -70,7 +70,8 @@ SPLITS = ("train", "validation", "test")
 # asks for an address change (P_IMPOSTOR); as often, an honest customer mistypes its order id (P_MISTYPED).
 # world-18: a card declined as expired took no payment in that month or after (else the issuer declined it);
 # an order delivered before its address could change was left at the door, not with the customer; an order
-# whose words time it ("Returned the item two weeks ago", "almost two weeks") as old as they say (DAYS_THE_WORDS_SAY).
+# whose words time it ("Returned the item two weeks ago", "almost two weeks") as old as they say (DAYS_THE_WORDS_SAY);
+# codes that "go to an old number" come by text.
 WORLD_VERSION = "world-18"
 # What salts every ticket's draws (and its id): changed only to redraw every ticket, which world-13 to
 # world-16 do not (their tickets are world-11's but for the judgement families and the records, for

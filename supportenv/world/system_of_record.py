@@ -369,7 +369,8 @@ DAYS_THE_WORDS_SAY = {
     "refund_status/0": 20,
     "refund_status/5": 18,
 }
-_SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
+_SAYS_YESTERDAY = "lost_package/2"
+_SAYS_CODES_BY_TEXT = "two_factor_lost/2"  # "The verification code goes to an old number I don't have anymore."  # "Apparently my {product} was delivered yesterday, but ..."
 
 
 class _Builder:
@@ -439,6 +440,8 @@ class _Builder:
             place = self.rng.choice([t for t in _TOWNS if t != home])
             sign_ins.insert(0, SignIn(_iso(_day(self.rng.randrange(0, recent + 1))), device, place, False))
         two_factor = "app" if "two_factor_lost" in self.issues else self.rng.choice(("off", "app", "sms"))
+        if _SAYS_CODES_BY_TEXT in self.scenario.template_ids:
+            two_factor = "sms"  # ("The verification code goes to an old number": texted codes; audit round 80)
         if "account_takeover" in self.issues:
             two_factor = "off"  # how the stranger got in with the password alone
         locked = "account_locked" in self.issues
