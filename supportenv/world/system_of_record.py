@@ -369,8 +369,8 @@ DAYS_THE_WORDS_SAY = {
     "refund_status/0": 20,
     "refund_status/5": 18,
 }
-_SAYS_YESTERDAY = "lost_package/2"
-_SAYS_CODES_BY_TEXT = "two_factor_lost/2"  # "The verification code goes to an old number I don't have anymore."  # "Apparently my {product} was delivered yesterday, but ..."
+_SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
+_SAYS_CODES_BY_TEXT = "two_factor_lost/2"  # "The verification code goes to an old number I don't have anymore."
 
 
 class _Builder:
