@@ -372,11 +372,12 @@ def without_repeated_thanks(reply: str) -> str:
         if kept and thanked_before:
             # (nor a closing ", thanks" after thanks: "... from my end, thanks. That answers it, thanks."; round 74)
             sentence = _TRAILING_THANKS_RE.sub(r"\1", sentence)
-        if kept and _THANKS_FOR_RE.match(sentence):
+        thanks_for = _THANKS_FOR_RE.match(sentence) if kept else None
+        if thanks_for:
             # Thanks for a second thing: "Thanks for checking the tracking, and for doing that.", and not
             # after "..., thanks." ("I'll wait a bit longer, thanks. Thanks for dealing with it."; round 77).
             if _THANKS_FOR_RE.match(kept[-1]):
-                kept[-1] = f"{kept[-1][:-1]}, and {sentence[_THANKS_FOR_RE.match(sentence).end() - 4 :]}"
+                kept[-1] = f"{kept[-1][:-1]}, and {sentence[thanks_for.end() - len('for ') :]}"
                 continue
             kept[-1] = _TRAILING_THANKS_RE.sub(r"\1", kept[-1])
         kept.append(sentence)

@@ -533,9 +533,8 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     # (not where it asks for the order id again: the customer's answer gives the one meant, in its own words)
     asks_again = "order_id" in (*action.fields, *customer.fields_in_question(action.text or ""))
     mixup = "" if asks_again or state.task_id != EXPERT_TASK_ID else _mixup_acknowledged(scenario, state, action.text)
-    return (
-        f"{mixup} {_asked(scenario, state, action, turn)}".strip() if mixup else _asked(scenario, state, action, turn)
-    )
+    reply = _asked(scenario, state, action, turn)
+    return f"{mixup} {reply}".strip() if mixup else reply
 
 
 def _asked(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -> str:

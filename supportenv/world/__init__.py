@@ -1010,10 +1010,10 @@ def _date_the_charge_as_the_words_do(
     """An order charged when the words of the issue the charge date belongs to time it: "Returned the item
     two weeks ago" of an order bought 20-24 days ago, not 15 (audit round 77) nor 30. Moved by no draw, so
     that no other one changes."""
-    from supportenv.world.system_of_record import DAYS_THE_WORDS_SAY, days_before_today, iso_days_ago
+    from supportenv.world.system_of_record import days_before_today, days_the_words_say, iso_days_ago
 
     owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
-    said = max((DAYS_THE_WORDS_SAY.get(t, 0) for t in template_ids if t.startswith(f"{owner}/")), default=0)
+    said = days_the_words_say([t for t in template_ids if t.startswith(f"{owner}/")])
     drawn = days_before_today(facts["charge_date"]) if facts.get("charge_date") else said
     if said and not said <= drawn < said + 5:  # (nor much older: "two weeks ago", not a month)
         facts["charge_date"] = iso_days_ago(said + drawn % 5)

@@ -369,6 +369,13 @@ DAYS_THE_WORDS_SAY = {
     "refund_status/0": 20,
     "refund_status/5": 18,
 }
+
+
+def days_the_words_say(template_ids: tuple[str, ...] | list[str]) -> int:
+    """The fewest days ago the order these opening words are about was placed, as they time it (0: they do not)."""
+    return max((DAYS_THE_WORDS_SAY.get(t, 0) for t in template_ids), default=0)
+
+
 _SAYS_YESTERDAY = "lost_package/2"  # "Apparently my {product} was delivered yesterday, but ..."
 _SAYS_CODES_BY_TEXT = "two_factor_lost/2"  # "The verification code goes to an old number I don't have anymore."
 
@@ -511,7 +518,7 @@ class _Builder:
         else:
             placed = date.fromisoformat(paid_on) if paid_on else self._placed(status)
             # (as long ago as the words say: "It's been two weeks", "hasn't updated in ten days"; audit round 75)
-            said = self._days_the_words_say()
+            said = days_the_words_say(self.scenario.template_ids)
             if said and not paid_on and status == "in_transit":
                 placed = min(placed, _day(said))
             elif said and not paid_on and status == "returned":
@@ -578,10 +585,6 @@ class _Builder:
             back = date.fromisoformat(self.orders[-1].events[-1].when) if self.orders[-1].events else TODAY
             requested = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
             self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
-
-    def _days_the_words_say(self) -> int:
-        """The fewest days ago the order in question was placed, as the customer's words time it (0: they do not)."""
-        return max((DAYS_THE_WORDS_SAY.get(t, 0) for t in self.scenario.template_ids), default=0)
 
     def _order_of_several(self, order_id: str, product: str, returned_cents: int, placed: date) -> Order:
         """A delivered order of two or three products, bought with a discount off its items, whose
