@@ -7,15 +7,16 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test compose-tool verifiers-v1 proto lint bench soak soak-wide train clean help
+.PHONY: run test compiled pure compose-tool verifiers-v1 proto lint bench soak soak-wide train clean help
 
 help:
 	@echo "make run    - one episode told in full, then the rule baseline on every task through both services (LOG=1: log lines)"
-	@echo "make test   - run the test suite"
+	@echo "make test   - run the test suite, on the compiled and the pure build side by side"
+	@echo "make compiled - compile the library with mypyc into .venv (make test does it); make pure removes it"
 	@echo "make compose-tool - install Docker Compose v2 into .venv/compose (make test does it)"
 	@echo "make verifiers-v1 - install verifiers 0.4 into .venv/verifiers-v1, its own venv (make test does it)"
 	@echo "make proto  - regenerate the Python code from protos/ (committed; must leave no diff)"
-	@echo "make lint   - ruff check, ruff format --check, and buf lint + breaking-change check on protos/ (buf needs npm)"
+	@echo "make lint   - ruff check, ruff format --check, mypy on the compiled modules, and buf lint + breaking-change check on protos/ (buf needs npm)"
 	@echo "make bench  - benchmarks in benchmarks/: medians of BENCH_REPEAT=3 runs (BENCH_JSON=PATH also writes JSON)"
 	@echo "make soak   - 64 clients x 60 s on two env replicas and the grader; fails on any error, loss or leak"
 	@echo "make soak-wide - the same with 1,000 episodes in flight, half on Session streams, 32 shared channels"
@@ -73,8 +74,27 @@ $(VERIFIERS_V1_STAMP): requirements-verifiers-v1.txt integrations/verifiers_v1/p
 
 verifiers-v1: $(VERIFIERS_V1_STAMP)
 
-test: $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP)
-	$(PY) -m pytest
+# The compiled build (supportenv/compiled.py): mypyc compiles the library and the env service's hot
+# path into .venv/mypyc, loaded in place of the source by every process of the venv; rebuilt when a
+# compiled source changes (and never loaded once one has: tools/compiled_build.py). SUPPORTENV_PURE=1
+# runs the pure build; `make pure` uninstalls the compiled one.
+COMPILED_SOURCES := $(shell sed -n 's/^    "\(.*\.py\)",$$/\1/p' supportenv/compiled.py)
+COMPILED_STAMP := $(VENV)/mypyc/.built
+
+$(COMPILED_STAMP): $(STAMP) $(COMPILED_SOURCES) supportenv/compiled.py setup.py pyproject.toml \
+		tools/compiled_build.py tools/compiled_finder.py
+	$(PY) tools/compiled_build.py
+	@touch $@
+
+compiled: $(COMPILED_STAMP)
+
+pure: $(STAMP)
+	$(PY) tools/compiled_build.py --remove
+	@rm -f $(COMPILED_STAMP)
+
+# The whole suite on both builds, side by side (tools/test_both_builds.py).
+test: $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP) $(COMPILED_STAMP)
+	$(PY) tools/test_both_builds.py
 
 proto: $(STAMP)
 	$(PY) tools/protogen.py
@@ -82,11 +102,15 @@ proto: $(STAMP)
 # Each throughput figure is the median of BENCH_REPEAT runs (this kind of machine varies by +-30%).
 BENCH_REPEAT ?= 3
 
-bench: $(STAMP)
+# The world, handler and throughput figures on both builds (pure, then compiled; bench_builds.py
+# sets them side by side with their ratios).
+bench: $(STAMP) $(COMPILED_STAMP)
+	SUPPORTENV_PURE=1 $(PY) benchmarks/bench_world.py
 	$(PY) benchmarks/bench_world.py
 	$(PY) benchmarks/bench_grpc_floor.py
+	SUPPORTENV_PURE=1 $(PY) benchmarks/bench_handler.py
 	$(PY) benchmarks/bench_handler.py
-	$(PY) benchmarks/bench_throughput.py --repeat $(BENCH_REPEAT) $(if $(BENCH_JSON),--json $(BENCH_JSON))
+	$(PY) benchmarks/bench_builds.py --repeat $(BENCH_REPEAT) $(if $(BENCH_JSON),--json $(BENCH_JSON))
 
 # A bounded load on loopback that stops by itself: SOAK_CLIENTS clients for SOAK_SECONDS seconds;
 # exits non-zero on any error, lost episode or grade, or server memory growth over 10 MB.
@@ -115,6 +139,7 @@ train: $(STAMP)
 lint: $(STAMP) tools/buf/node_modules/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy $(COMPILED_SOURCES)
 	sh tools/buf/check.sh lint
 	sh tools/buf/check.sh breaking
 

@@ -17,7 +17,8 @@ import sys
 
 from env_service.live import cache_size_from_env
 from env_service.sessions import session_limits_from_env
-from env_service.tokens import TokenCodec, load_key
+from env_service.token_keys import load_key
+from env_service.tokens import TokenCodec
 from env_service.worker import NAME, register, worker
 from supportenv.cli import run_cli
 from supportenv.v1.keys import load_world_key

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -175,41 +175,45 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     # ---- unary and batched ----
 
     @rpc
-    async def ListTasks(self, request, context):  # noqa: N802 (gRPC method name)
+    async def ListTasks(  # noqa: N802 (gRPC method name)
+        self, request: env_pb2.ListTasksRequest, context: grpc.aio.ServicerContext
+    ) -> env_pb2.ListTasksResponse:
         # Which worker answered: lets a client spread its connections over the workers.
         await context.send_initial_metadata(((WORKER_METADATA, self._worker),))
         return self._tasks
 
     @rpc
-    async def Reset(self, request, context):  # noqa: N802
+    async def Reset(self, request: env_pb2.ResetRequest, context: grpc.aio.ServicerContext) -> bytes:  # noqa: N802
         return self._reset_token(request)
 
     @rpc
-    async def Step(self, request, context):  # noqa: N802
+    async def Step(self, request: env_pb2.StepRequest, context: grpc.aio.ServicerContext) -> bytes:  # noqa: N802
         return self._step_token(request)
 
     @rpc
-    async def State(self, request, context):  # noqa: N802
+    async def State(self, request: env_pb2.StateRequest, context: grpc.aio.ServicerContext) -> env_pb2.StateResponse:  # noqa: N802
         return env_pb2.StateResponse(state=codec.episode_state(*self._read(request.state_token)))
 
     @rpc
-    async def DescribeEnvironment(self, request, context):  # noqa: N802
+    async def DescribeEnvironment(  # noqa: N802
+        self, request: env_pb2.DescribeEnvironmentRequest, context: grpc.aio.ServicerContext
+    ) -> env_pb2.DescribeEnvironmentResponse:
         if not request.state_token:
             return describe_environment()
         return describe_environment(observe(*self._read(request.state_token)))
 
     @rpc
-    async def ResetBatch(self, request, context):  # noqa: N802
+    async def ResetBatch(self, request: env_pb2.ResetBatchRequest, context: grpc.aio.ServicerContext) -> bytes:  # noqa: N802
         _check_batch(len(request.requests))
         return codec.repeated(codec.BATCH_ITEM, self._each(request.requests, self._reset_token))
 
     @rpc
-    async def StepBatch(self, request, context):  # noqa: N802
+    async def StepBatch(self, request: env_pb2.StepBatchRequest, context: grpc.aio.ServicerContext) -> bytes:  # noqa: N802
         _check_batch(len(request.requests))
         return codec.repeated(codec.BATCH_ITEM, self._each(request.requests, self._step_token))
 
     @staticmethod
-    def _each(items, work: Callable[[Any], bytes]) -> list[bytes]:
+    def _each(items: Sequence[Any], work: Callable[[Any], bytes]) -> list[bytes]:
         """work(item) for every item of a batch; a failure names its item."""
         out = []
         for index, item in enumerate(items):
@@ -224,7 +228,7 @@ class EnvServicer(env_pb2_grpc.EnvServiceServicer):
     @own_request_checks
     async def Session(  # noqa: N802
         self, request_iterator: AsyncIterator[env_pb2.SessionRequest], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[env_pb2.SessionResponse]:
+    ) -> AsyncIterator[bytes]:  # encoded SessionResponses (codec)
         if self._open_sessions >= self._limits.max_open:
             # Refused once its first request is in (waiting a moment at most), so that a client that writes
             # before it reads gets the refusal, not a write that failed on a closed stream, which grpc

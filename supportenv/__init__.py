@@ -6,6 +6,7 @@ The wire contract's generated code lives in `supportenv.v1` and is not imported 
 """
 
 from supportenv.actions import ACTION_KINDS, Action
+from supportenv.compiled import build
 from supportenv.env import SupportEnv
 from supportenv.errors import (
     EpisodeFinishedError,
@@ -28,6 +29,7 @@ __all__ = [
     "SupportEnv",
     "SupportEnvError",
     "UnknownTaskError",
+    "build",
     "get_task",
     "grade_trajectory",
 ]

@@ -181,8 +181,9 @@ def validate(action: Action) -> Action:
     return action
 
 
-def parse(raw: Action | str | dict[str, Any]) -> Action:
-    """Accept an Action, a kind string or a dict, and return a validated Action."""
+def parse(raw: Any) -> Action:
+    """Accept an Action, a kind string or a dict, and return a validated Action (anything else:
+    InvalidActionError; typed Any so that the compiled build refuses it the same way)."""
     if isinstance(raw, Action):
         return validate(raw)
     if isinstance(raw, str):

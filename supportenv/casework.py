@@ -16,7 +16,6 @@ Pure: everything comes from the scenario and its records.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
@@ -24,6 +23,7 @@ from typing import TypeVar
 from supportenv import content
 from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
 from supportenv.memo import cached_for_short_texts
+from supportenv.records import picklable
 from supportenv.text import tone_text
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
 from supportenv.world import Scenario
@@ -72,9 +72,11 @@ def _refund_wanted(scenario: Scenario, records: SystemOfRecord, issue: str) -> t
     order_id = scenario.order_in_question
     order = records.order(order_id) if order_id else None
     captured = [p for p in records.payments_for(order_id) if p.status == "captured"] if order else []
-    if not captured:
+    if order is None or not captured:
         return None
-    left = round(sum(p.amount for p in captured) - sum(r.amount for r in records.refunds_for(order_id)), 2)
+    left = round(
+        sum((p.amount for p in captured), 0.0) - sum((r.amount for r in records.refunds_for(order_id)), 0.0), 2
+    )
     if issue == "double_charge" and len(captured) >= 2:
         return order_id, captured[-1].amount  # the duplicate charge
     if issue == "wrong_amount":
@@ -155,18 +157,9 @@ def _remedy(scenario: Scenario, records: SystemOfRecord, issue: str) -> Remedy |
     return None
 
 
-def _kept(scenario: Scenario, name: str, build: Callable[[Scenario], T]) -> T:
-    """`build(scenario)`, worked out once and kept on the scenario, as its cached properties are
-    (what casework says of a scenario is read on every step of an expert episode)."""
-    cached = scenario.__dict__.get(name)
-    if cached is None:
-        cached = scenario.__dict__[name] = build(scenario)
-    return cached
-
-
 def remedies(scenario: Scenario) -> tuple[Remedy, ...]:
     """The changes the case needs, in the order of its issues (none for an issue that is answered)."""
-    return _kept(scenario, "_remedies", _remedies)
+    return scenario.kept("remedies", _remedies)
 
 
 def _remedies(scenario: Scenario) -> tuple[Remedy, ...]:
@@ -197,8 +190,8 @@ def _unnoticed_charge(scenario: Scenario, records: SystemOfRecord) -> tuple[Reme
 def _beyond_total(records: SystemOfRecord, order: Order) -> float:
     """The money captured for an order beyond its listed total and not refunded yet (a duplicate
     charge, an overcharge)."""
-    captured = sum(p.amount for p in records.payments_for(order.order_id) if p.status == "captured")
-    return round(captured - order.total - sum(r.amount for r in records.refunds_for(order.order_id)), 2)
+    captured = sum((p.amount for p in records.payments_for(order.order_id) if p.status == "captured"), 0.0)
+    return round(captured - order.total - sum((r.amount for r in records.refunds_for(order.order_id)), 0.0), 2)
 
 
 def unknown_sign_in(scenario: Scenario) -> SignIn | None:
@@ -313,11 +306,11 @@ def check_records(scenario: Scenario, desk: Desk) -> RecordsCheck:
 
 def told_of_records(scenario: Scenario) -> frozenset[str]:
     """The issues whose answer must tell what the records hold (a change made, or a finding)."""
-    return _kept(
-        scenario,
-        "_told_of_records",
-        lambda s: frozenset([r.issue for r in remedies(s)] + [f.issue for f in findings(s)]),
-    )
+    return scenario.kept("told_of_records", _told_of_records)
+
+
+def _told_of_records(scenario: Scenario) -> frozenset[str]:
+    return frozenset([r.issue for r in remedies(scenario)] + [f.issue for f in findings(scenario)])
 
 
 def remedy_for(scenario: Scenario, issue: str) -> Remedy | None:
@@ -519,8 +512,8 @@ def _told(text: str, kind: str, value: str, about: str) -> bool:
         return says_amount(text, float(value)) and bool(_SHIPPING_RE.search(text))
     # The reason on record, and no other (a list of reasons tells the customer nothing); its
     # code as the records write it ("issuer_declined") says it too.
-    named = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
-    return named == [value]
+    reasons = [reason for reason, words in _DECLINE_WORDS.items() if words.search(text) or reason in text]
+    return reasons == [value]
 
 
 def _went_through_on_the_named_day(text: str, iso: str) -> bool:
@@ -673,7 +666,7 @@ def _finding(scenario: Scenario, records: SystemOfRecord, issue: str) -> Finding
 
 def findings(scenario: Scenario) -> tuple[Finding, ...]:
     """What the records show that the customer must be told, for the issues answered, not changed."""
-    return _kept(scenario, "_findings", _findings)
+    return scenario.kept("findings", _findings)
 
 
 def _findings(scenario: Scenario) -> tuple[Finding, ...]:
@@ -810,3 +803,6 @@ _SUBJECT_TO_VERB_WORDS = 8  # "I've gone ahead and also" ... "refunded": further
 
 # A change said not to be made ("I have not sent a replacement", "we haven't refunded it yet").
 _NEGATED_RE = re.compile(r"\b(?:not|never|no|nothing|none)\b|n't\b", re.IGNORECASE)
+
+
+picklable(Remedy, RecordsCheck, Finding)  # pickle and copy alike on both builds

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from supportenv import content
+from supportenv.records import picklable
 
 CATEGORIES = ("billing", "delivery", "refund", "account", "technical", "general")
 PRIORITIES = ("low", "medium", "high", "urgent")
@@ -106,6 +107,10 @@ class IssueType:
     identity_required: bool
     solution_phrases: tuple[str, ...]  # a correct answer contains at least one
     templates: tuple[str, ...]
+
+    def knows(self, fact: str) -> bool:
+        """Whether this issue's customer knows `fact` (one the case needs or one it does not)."""
+        return fact in self.required_facts or fact in self.extra_facts
 
 
 ARTICLES: tuple[Article, ...] = tuple(Article(a, t, tuple(k), tuple(s)) for a, t, k, s in content.ARTICLES)
@@ -363,3 +368,6 @@ def _check_catalog() -> None:
 
 
 _check_catalog()
+
+
+picklable(PolicyVariant, Article, IssueType)  # pickle and copy alike on both builds

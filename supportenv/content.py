@@ -13,6 +13,25 @@ Conventions the engine can rely on:
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class IssueEntry(TypedDict):
+    """One issue type as authored; supportenv.catalog.IssueType is what the engine reads."""
+
+    issue_id: str
+    category: str
+    title: str
+    required_facts: tuple[str, ...]
+    extra_facts: tuple[str, ...]
+    article: str
+    department: str
+    escalation: str
+    identity_required: bool
+    solution_phrases: tuple[str, ...]
+    templates: tuple[str, ...]
+
+
 # (article_id, title, keywords, steps). The first 25 belong to issue types; the
 # rest are plausible articles that only ever appear as distractor matches.
 ARTICLES = (
@@ -355,7 +374,7 @@ ARTICLES = (
     ),
 )
 
-ISSUES = (
+ISSUES: tuple[IssueEntry, ...] = (
     # ========================= billing =========================
     {
         "issue_id": "payment_failure",
@@ -1330,7 +1349,9 @@ IMPACT_CUES = {
     "can_wait": ("no rush", "not urgent", "can wait", "no hurry", "take your time"),
 }
 # (text, the kinds of first issue it fits, the categories of first issue it fits).
-IMPACT_LINES = {
+# (line, the kinds of issue it fits, the categories it fits)
+ImpactLine = tuple[str, tuple[str, ...], tuple[str, ...]]
+IMPACT_LINES: dict[str, tuple[ImpactLine, ...]] = {
     "blocking": (
         ("I need this sorted today, please.", (FAULT, REQUEST, QUESTION), ALL_CATEGORIES),
         ("It has to be sorted today, I have a deadline.", (FAULT,), ("billing", "refund", "delivery")),
@@ -1357,7 +1378,7 @@ IMPACT_LINES = {
 # It can wait." reads as of the dark mode only), or names the one that is pressing.
 # What must be sorted soon is named ("{issue}": the first fault or request; "I need all of this
 # sorted today" would take in a feature idea too).
-IMPACT_LINES_FOR_SEVERAL = {
+IMPACT_LINES_FOR_SEVERAL: dict[str, tuple[str, ...]] = {
     "blocking": ("{issue} has to be sorted today, please.", "{issue} can't wait, I need it sorted today."),
     "soon": ("{issue} needs sorting in the next day or two.", "{issue} should be sorted by the end of the week."),
     "can_wait": ("No rush on any of this.", "All of this can wait, there's no hurry."),
@@ -1376,11 +1397,11 @@ OWN_SOON = {
     ),
 }
 # An angry customer who is not held up still says so angrily.
-ANGRY_CAN_WAIT = (
+ANGRY_CAN_WAIT: tuple[ImpactLine, ...] = (
     ("It can wait, but I expect a real answer.", ANY_KIND, ALL_CATEGORIES),
     ("It's not urgent, but I expect better than this.", (FAULT,), ALL_CATEGORIES),
 )
-ANGRY_CAN_WAIT_FOR_SEVERAL = ("No rush on any of this, but I expect a real answer.",)
+ANGRY_CAN_WAIT_FOR_SEVERAL: tuple[str, ...] = ("No rush on any of this, but I expect a real answer.",)
 # Issues a customer always says are pressing (a hijacked account; an outage, whose words say a
 # business is held up): never that they can wait, nor nothing of it.
 ALWAYS_PRESSING = ("account_takeover", "service_outage")

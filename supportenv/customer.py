@@ -17,7 +17,7 @@ from hashlib import blake2b as _blake2b
 from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS, ISSUE_TYPES_BY_ID
 from supportenv.memo import cached_for_short_texts
-from supportenv.records import frozen_record
+from supportenv.records import picklable
 from supportenv.solutions import puts_a_choice
 from supportenv.world import Scenario
 
@@ -120,7 +120,7 @@ def _capitalise(text: str) -> str:
 def _fact_replies(scenario: Scenario, name: str) -> tuple[str, ...]:
     """The ways to give fact `name`, in the words of the issue it was drawn for (the first
     intent that lists it, as world.generate draws them): "both charges" for a double charge."""
-    owner = next((i.issue_id for i in scenario.intents if name in (*i.required_facts, *i.extra_facts)), "")
+    owner = next((i.issue_id for i in scenario.intents if i.knows(name)), "")
     own = (
         content.FAMILY_FACT_REPLIES.get(scenario.family, {}).get(name)
         if owner == scenario.intents[0].issue_id
@@ -264,7 +264,12 @@ def answer(
         wanted.append("order_id")  # ("Is ORD-1 the order you mean? It is from March.": the order id, asked again)
     wanted = list(dict.fromkeys(wanted))
     ticket = scenario.ticket_id
-    revealed, repeated, unknown, parts, corrected, rechecked = [], [], [], [], [], []
+    revealed: list[str] = []
+    repeated: list[str] = []
+    unknown: list[str] = []
+    parts: list[str] = []
+    corrected: list[str] = []
+    rechecked: list[str] = []
     for name in wanted:
         value = facts.get(name)
         if name == "order_id" and name in already and correct_to:
@@ -329,17 +334,13 @@ def answer(
         sentences.append(_pick(f"{ticket}|{step}|other", replies))
     if not sentences:
         sentences.append(_pick(f"{ticket}|{step}", content.VAGUE_REPLIES))
-    # Without the frozen __init__, which cost more than the rest of a reply (supportenv.records).
-    return frozen_record(
-        Answer,
-        {
-            "reply": " ".join(sentences),
-            "revealed": tuple(revealed),
-            "repeated": tuple(repeated),
-            "unknown": tuple(unknown),
-            "corrected": tuple(corrected),
-            "rechecked": tuple(rechecked),
-        },
+    return Answer(
+        reply=" ".join(sentences),
+        revealed=tuple(revealed),
+        repeated=tuple(repeated),
+        unknown=tuple(unknown),
+        corrected=tuple(corrected),
+        rechecked=tuple(rechecked),
     )
 
 
@@ -595,3 +596,6 @@ def in_mood(kind: str, mood: str) -> str:
     if mood in ("angry", "frustrated"):
         return kind + "_grudging"
     return kind if mood == "satisfied" else kind + "_plain"
+
+
+picklable(Answer)  # pickle and copy alike on both builds

@@ -10,6 +10,7 @@ their keys in `supportenv.replay`; grading happens afterwards, on the finished t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import cache, lru_cache
 from typing import Any
@@ -26,7 +27,7 @@ from supportenv.catalog import (
 )
 from supportenv.errors import EpisodeFinishedError, InvalidActionError
 from supportenv.memo import cached_for_short_texts
-from supportenv.records import frozen_record
+from supportenv.records import picklable
 from supportenv.rewards import reward
 from supportenv.solutions import (
     announcements,
@@ -135,7 +136,7 @@ class EpisodeState:
 
     @property
     def cumulative_reward(self) -> float:
-        return rounded(sum(self.rewards), 6)
+        return rounded(sum(self.rewards, 0.0), 6)
 
     def to_dict(self) -> dict[str, Any]:
         # Fresh containers: the dict must never alias this state's lists.
@@ -332,41 +333,37 @@ def _react(kind: str, scenario: Scenario, state: EpisodeState, **words: str) -> 
 def observe(scenario: Scenario, state: EpisodeState) -> Observation:
     """What the agent sees now: the scenario's briefing and the episode so far."""
     brief = scenario.briefing
-    # Without the frozen __init__, which was the largest cost of a step (supportenv.records).
-    return frozen_record(
-        Observation,
-        {
-            "ticket_id": brief.ticket_id,
-            "task_id": brief.task_id,
-            "customer_message": last_customer_message(state.history),
-            "history": tuple(state.history),
-            "sentiment_label": sentiment_label(state.sentiment),
-            "sentiment_score": rounded(state.sentiment, 3),
-            "customer_tier": brief.customer_tier,
-            "customer_tenure_days": brief.customer_tenure_days,
-            "customer_total_revenue": brief.customer_total_revenue,
-            "category": state.category,
-            "issue_type": state.issue_type,
-            "priority": state.priority,
-            "kb_matches": scenario.suggestions(state.category, state.issue_type),
-            "revealed_facts": given_facts(scenario, state),
-            "requestable_fields": brief.requestable_fields,
-            "issue_types": brief.issue_types,
-            "policy": brief.policy,
-            "task_instructions": brief.task_instructions,
-            "step": state.step,
-            "max_steps": brief.max_steps,
-            "steps_left": brief.max_steps - state.step,
-            "cost_so_far": state.cost,
-            "escalated": state.escalated,
-            "assigned_department": state.department,
-            "callback_scheduled": state.callback,
-            "last_action_feedback": state.last_feedback,
-            "last_reward": state.last_reward,
-            "last_reward_breakdown": state.last_breakdown,
-            "tool_result": state.tool_result,
-            "allowed_actions": brief.allowed_actions,
-        },
+    return Observation(
+        ticket_id=brief.ticket_id,
+        task_id=brief.task_id,
+        customer_message=last_customer_message(state.history),
+        history=tuple(state.history),
+        sentiment_label=sentiment_label(state.sentiment),
+        sentiment_score=rounded(state.sentiment, 3),
+        customer_tier=brief.customer_tier,
+        customer_tenure_days=brief.customer_tenure_days,
+        customer_total_revenue=brief.customer_total_revenue,
+        category=state.category,
+        issue_type=state.issue_type,
+        priority=state.priority,
+        kb_matches=scenario.suggestions(state.category, state.issue_type),
+        revealed_facts=given_facts(scenario, state),
+        requestable_fields=brief.requestable_fields,
+        issue_types=brief.issue_types,
+        policy=brief.policy,
+        task_instructions=brief.task_instructions,
+        step=state.step,
+        max_steps=brief.max_steps,
+        steps_left=brief.max_steps - state.step,
+        cost_so_far=state.cost,
+        escalated=state.escalated,
+        assigned_department=state.department,
+        callback_scheduled=state.callback,
+        last_action_feedback=state.last_feedback,
+        last_reward=state.last_reward,
+        last_reward_breakdown=state.last_breakdown,
+        tool_result=state.tool_result,
+        allowed_actions=brief.allowed_actions,
     )
 
 
@@ -415,15 +412,12 @@ def _mood_after(state: EpisodeState, turn: _Turn) -> str:
 def step(scenario: Scenario, state: EpisodeState, action: Action) -> StepResult:
     """Apply one (validated) action. Raises EpisodeFinishedError after the end."""
     total, parts = advance(scenario, state, action)
-    return frozen_record(
-        StepResult,
-        {
-            "observation": observe(scenario, state),
-            "reward": total,
-            "terminated": state.terminated,
-            "truncated": state.truncated,
-            "breakdown": parts,
-        },
+    return StepResult(
+        observation=observe(scenario, state),
+        reward=total,
+        terminated=state.terminated,
+        truncated=state.truncated,
+        breakdown=parts,
     )
 
 
@@ -471,7 +465,7 @@ def advance(scenario: Scenario, state: EpisodeState, action: Action) -> tuple[fl
         state.history.append(("customer", customer.without_repeated_thanks(reply), state.step))
     parts = turn.parts
     # Each part is already rounded, so a one-part step's reward is that part as it is.
-    total = parts[0][1] if len(parts) == 1 else rounded(sum([value for _, value in parts]), 6)
+    total = parts[0][1] if len(parts) == 1 else rounded(sum([value for _, value in parts], 0.0), 6)
     state.rewards.append(total)
     state.last_feedback = "; ".join(turn.notes)
     state.last_breakdown = tuple(parts)
@@ -531,7 +525,7 @@ def _ask(scenario: Scenario, state: EpisodeState, action: Action, turn: _Turn) -
     # (a question naming the order id given and the one meant is owned up to, as an answer naming both is,
     # beside whatever else it asks: round 79's "Is ORD-2 the order? ... Was that sign-in yours?")
     # (not where it asks for the order id again: the customer's answer gives the one meant, in its own words)
-    asks_again = "order_id" in (*action.fields, *customer.fields_in_question(action.text or ""))
+    asks_again = "order_id" in action.fields or "order_id" in customer.fields_in_question(action.text or "")
     mixup = "" if asks_again or state.task_id != EXPERT_TASK_ID else _mixup_acknowledged(scenario, state, action.text)
     reply = _asked(scenario, state, action, turn)
     return f"{mixup} {reply}".strip() if mixup else reply
@@ -641,7 +635,7 @@ def _verification_fields(scenario: Scenario) -> frozenset[str]:
     records, not yet read, decide; audit round 57)."""
     if scenario.task_id != EXPERT_TASK_ID:
         return frozenset()
-    if not any(i.issue_id in (*VERIFIED_CHANGE_ISSUES, *_MAY_NEED_A_CHANGE) for i in scenario.intents):
+    if not any(i.issue_id in VERIFIED_CHANGE_ISSUES or i.issue_id in _MAY_NEED_A_CHANGE for i in scenario.intents):
         return frozenset()
     return frozenset((IDENTITY_FACT, *IDENTITY_PROOFS))
 
@@ -1257,6 +1251,7 @@ def _sign_in_words(scenario: Scenario, state: EpisodeState, text: str) -> str:
         # (asked again: "as I said"; told of it again, say an escalation naming it: nothing more to say)
         return _react(f"sign_in_again_{whose}", scenario, state) if asked else ""
     state.sign_in_told_at = state.step
+    assert unknown is not None  # a ticket with a sign-in of someone's has its record
     return _react(f"sign_in_{whose}", scenario, state, device=unknown.device, place=unknown.place)
 
 
@@ -1397,7 +1392,7 @@ def _asked_for_another_number(state: EpisodeState) -> bool:
     return customer.asked_for_another_number(last_customer_message(state.history[:-1]))
 
 
-def _tells_what_was_left_out(scenario: Scenario, state: EpisodeState, text: str, issues: list[str]) -> bool:
+def _tells_what_was_left_out(scenario: Scenario, state: EpisodeState, text: str, issues: Sequence[str]) -> bool:
     """Whether `text` tells, of an issue already answered, what the records show and no earlier
     message told (the reason a payment was declined, a refund's amount): the correction the
     feedback asked for, not a repeat."""
@@ -2100,3 +2095,6 @@ _HANDLERS = {
     TOOL_KIND: _use_tool,
     INVALID_KIND: _invalid,
 }
+
+
+picklable(EpisodeState, Observation, StepResult)  # pickle and copy alike on both builds

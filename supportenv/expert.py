@@ -57,8 +57,8 @@ def solution_message(scenario: Scenario, state: EpisodeState, intents: list[str]
     if intents == [scenario.intents[0].issue_id] and casework.is_mistaken(scenario, intents[0]):
         # A claim the records contradict: what they show is the answer (again, if the customer doubted it).
         again = "I understand the worry, and I have checked again. " if state.pushed_back else ""
-        told = _told_of(scenario, intents[0]).strip()
-        return f"Thank you for your patience{ref}. {again}{told}{_unnoticed(scenario, state)}"
+        records_say = _told_of(scenario, intents[0]).strip()
+        return f"Thank you for your patience{ref}. {again}{records_say}{_unnoticed(scenario, state)}"
     told = {i: _told_of(scenario, i) for i in intents} if scenario.task_id == EXPERT_TASK_ID else {}
     # (an issue the records settle is told as they do, without an article's step that promises what no tool
     # does, which the desk rules forbid: "I have sent your order again", not "Open a carrier trace")
@@ -202,7 +202,7 @@ def _order_check(scenario: Scenario, state: EpisodeState) -> Action | None:
     is in, which also finds the order meant where the id given is an earlier one's."""
     if not scenario.order_in_question or "account_email" not in state.revealed:
         return None
-    if "order_id" not in (*scenario.intents[0].required_facts, *scenario.intents[0].extra_facts):
+    if not scenario.intents[0].knows("order_id"):
         return None
     given = scenario.facts_by_name.get("order_id", "")
     looks = [use_tool("look_up_customer", account_email=scenario.facts_by_name["account_email"])]

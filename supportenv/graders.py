@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from supportenv import casework, expert, figures
 from supportenv.actions import Action
@@ -31,6 +31,7 @@ from supportenv.episode import (
     unsolved,
     verification_failed_at,
 )
+from supportenv.records import picklable
 from supportenv.replay import opening_state, replay
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.tools import Change
@@ -309,6 +310,15 @@ def _free_of(state: EpisodeState) -> _Free:
     return _Free(state.interim_steps, state.courtesy_steps, state.courtesy_cost)
 
 
+def _free_plus(total: _Free, after: _Free, before: _Free) -> _Free:
+    """`total` and what was freed between `before` and `after`."""
+    return _Free(
+        total.interim_steps + after.interim_steps - before.interim_steps,
+        total.courtesy_steps + after.courtesy_steps - before.courtesy_steps,
+        total.courtesy_cost + after.courtesy_cost - before.courtesy_cost,
+    )
+
+
 def _judged_replay(scenario: Scenario, state: EpisodeState) -> tuple[list[int], _Free]:
     """The steps (numbered from 1) whose action no expert would have taken there, judged on a
     replay of the episode's actions from the start, and what of the free part (_Free) those
@@ -323,7 +333,7 @@ def _judged_replay(scenario: Scenario, state: EpisodeState) -> tuple[list[int], 
         if not acceptable:
             below.append(number)
             after = _free_of(replayed)
-            free = _Free(*(total + a - b for total, a, b in zip(free, after, before, strict=True)))
+            free = _free_plus(free, after, before)
     return below, free
 
 
@@ -347,7 +357,9 @@ def c_step_quality(scenario: Scenario, state: EpisodeState, opt: _Optimum) -> tu
 _ESCALATION_VIOLATIONS = ("needless_escalation", "needless_transfer")
 
 
-def _policy_compliance(scenario: Scenario, state: EpisodeState, opt: _Optimum, owned_elsewhere: tuple[str, ...]):
+def _policy_compliance(
+    scenario: Scenario, state: EpisodeState, opt: _Optimum, owned_elsewhere: tuple[str, ...]
+) -> tuple[float, str]:
     found = _violations(state, owned_elsewhere)
     share, note = handled_share(scenario, state, opt)
     if not share:
@@ -429,10 +441,15 @@ def c_efficiency_steps(scenario: Scenario, state: EpisodeState, opt: _Optimum) -
     expert-grade steps and what they cost count here (asking one fact at a time is slow; a wrong
     step is wrong)."""
     below, free_below = _judged_replay(scenario, state)
-    wasted = sum(ACTION_COSTS.get(state.actions[n - 1].kind, 0.0) for n in below)
+    wasted = sum((ACTION_COSTS.get(state.actions[n - 1].kind, 0.0) for n in below), 0.0)
     # (a step below the expert's that the episode also credited, say an open issue's guide sent
     # before the facts were in, is taken out once: as a step below, not again as a free one)
-    free = _Free(*(a - b for a, b in zip(_free_of(state), free_below, strict=True)))
+    total = _free_of(state)
+    free = _Free(
+        total.interim_steps - free_below.interim_steps,
+        total.courtesy_steps - free_below.courtesy_steps,
+        total.courtesy_cost - free_below.courtesy_cost,
+    )
     return _efficiency(scenario, state, opt, state.step - len(below), state.cost - wasted, free)
 
 
@@ -667,8 +684,7 @@ def _communication_items(scenario: Scenario, state: EpisodeState) -> list[tuple[
             items.append((name, "" if state.escalated else f"{name}: not escalated"))
         elif name not in state.solved_intents:
             items.append((name, f"{name}: not told" + (" what was done" if remedy else "")))
-        elif casework.finding_for(scenario, name):
-            finding = casework.finding_for(scenario, name)
+        elif (finding := casework.finding_for(scenario, name)) is not None:
             told = any(finding.told_in(text) for _, text in said)
             items.append((name, "" if told else f"{name}: answered without {finding.what}"))
         elif remedy is not None and remedy.tool == "issue_refund":
@@ -849,7 +865,7 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
     for name, weight in task.components:
         score, detail = functions[name](scenario, state, opt)
         components.append(Component(name, _clip(score), weight, detail))
-    total = _clip(sum(c.score * c.weight for c in components))
+    total = _clip(sum((c.score * c.weight for c in components), 0.0))
     failed = tuple(gates(scenario, state))
     return Grade(
         task_id=task.task_id,
@@ -867,7 +883,10 @@ def grade_state(scenario: Scenario, state: EpisodeState) -> Grade:
 
 
 def grade_trajectory(
-    task_id: str, split: str, seed: int, actions: Sequence[Action], world_key: bytes | None = None
+    task_id: Any, split: Any, seed: Any, actions: Sequence[Action], world_key: bytes | None = None
 ) -> Grade:
     scenario, state = replay(task_id, split, seed, actions, world_key=world_key)
     return grade_state(scenario, state)
+
+
+picklable(Component, Grade)  # pickle and copy alike on both builds

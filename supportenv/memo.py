@@ -4,21 +4,26 @@ from one is read once (long texts are read afresh, so that the caches' memory st
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache, wraps
-from typing import TypeVar
+from functools import lru_cache
+from typing import Generic, TypeVar
 
 R = TypeVar("R")
 # Longer texts are judged afresh each time, so that the caches' memory stays small.
 MAX_CACHED_TEXT_CHARS = 1000
 
 
-def cached_for_short_texts(reading: Callable[..., R]) -> Callable[..., R]:
+class ShortTextCache(Generic[R]):
+    """`reading(text, ...)`, cached unless the text is long; `.cache` is the lru_cache behind it."""
+
+    def __init__(self, reading: Callable[..., R]) -> None:
+        self.reading = reading
+        self.cache = lru_cache(maxsize=4096)(reading)
+        self.__doc__ = reading.__doc__
+
+    def __call__(self, text: str, *args: object) -> R:
+        return self.reading(text, *args) if len(text) > MAX_CACHED_TEXT_CHARS else self.cache(text, *args)
+
+
+def cached_for_short_texts(reading: Callable[..., R]) -> ShortTextCache[R]:
     """`reading(text, ...)`, cached unless the text is long."""
-    cached = lru_cache(maxsize=4096)(reading)
-
-    @wraps(reading)
-    def read_text(text: str, *args: object) -> R:
-        return reading(text, *args) if len(text) > MAX_CACHED_TEXT_CHARS else cached(text, *args)
-
-    read_text.cache = cached  # type: ignore[attr-defined]
-    return read_text
+    return ShortTextCache(reading)

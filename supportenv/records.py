@@ -1,22 +1,24 @@
-"""Frozen dataclass records built without their generated __init__.
+"""Pickling and copying the library's dataclass records, alike on the compiled and pure builds.
 
-A frozen dataclass's __init__ sets each field through object.__setattr__, which made the
-records built on every step (observations, step results, judgements, customer answers)
-cost more than the work that fills them. `frozen_record` installs the field values as the
-instance dict in one go; eq, hash, repr, pickling and dataclasses.replace are unaffected.
+A record compiled by mypyc keeps its fields in slots, not an instance dict, so the default
+pickling (which saves the dict) would lose them. Each module registers its records here with
+copyreg, which pickle and copy both consult: a record is rebuilt by its constructor from its
+init fields (a cache that is no init field, as Scenario.derived, starts afresh).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-
-_new, _set = object.__new__, object.__setattr__
+import copyreg
+import dataclasses
+from typing import Any
 
 
-def frozen_record(cls: type[T], fields: dict[str, Any]) -> T:
-    """An instance of the frozen dataclass `cls` holding `fields`: every field, in declaration order."""
-    record = _new(cls)
-    _set(record, "__dict__", fields)
-    return record
+def _reduced(record: Any) -> tuple[type, tuple[Any, ...]]:
+    cls = type(record)
+    return cls, tuple([getattr(record, f.name) for f in dataclasses.fields(cls) if f.init])
+
+
+def picklable(*classes: type) -> None:
+    """Register dataclasses to be pickled and copied through their constructors."""
+    for cls in classes:
+        copyreg.pickle(cls, _reduced)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 from supportenv import expert
 from supportenv.actions import Action, validate
@@ -22,8 +23,9 @@ from supportenv.world import SPLITS, Scenario, generate
 MAX_SEED = 2**63 - 1
 
 
-def check_episode_key(task_id: str, split: str, seed: int) -> None:
-    """Raise UnknownTaskError / InvalidRequestError unless new_episode would accept these."""
+def check_episode_key(task_id: Any, split: Any, seed: Any) -> None:
+    """Raise UnknownTaskError / InvalidRequestError unless new_episode would accept these (typed Any,
+    as are the entry points that call it: the compiled build checks nothing before this does)."""
     get_task(task_id)  # raises UnknownTaskError
     if split not in SPLITS:
         raise InvalidRequestError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
@@ -32,7 +34,7 @@ def check_episode_key(task_id: str, split: str, seed: int) -> None:
 
 
 def new_episode(
-    task_id: str, split: str, seed: int, episode_id: str = "", world_key: bytes | None = None
+    task_id: Any, split: Any, seed: Any, episode_id: str = "", world_key: bytes | None = None
 ) -> tuple[Scenario, EpisodeState]:
     """The ticket of (task_id, split, seed) in the world of `world_key` (None: the public
     world) and the state the agent takes it over in."""
@@ -73,9 +75,9 @@ def _expert_plan(scenario: Scenario, state: EpisodeState) -> list[Action]:
 
 
 def replay(
-    task_id: str,
-    split: str,
-    seed: int,
+    task_id: Any,
+    split: Any,
+    seed: Any,
     actions: Sequence[Action],
     episode_id: str = "",
     world_key: bytes | None = None,

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from supportenv.catalog import ACTION_KINDS, TOOL_KIND
 from supportenv.errors import UnknownTaskError
+from supportenv.records import picklable
 
 
 @dataclass(frozen=True)
@@ -138,11 +140,11 @@ TASK_IDS = tuple(t.task_id for t in TASKS)  # the source designs' three, which t
 ALL_TASK_IDS = tuple(TASKS_BY_ID)
 
 
-def get_task(task_id: str) -> Task:
-    try:
-        return TASKS_BY_ID[task_id]
-    except KeyError:
-        raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(ALL_TASK_IDS)}") from None
+def get_task(task_id: Any) -> Task:
+    task = TASKS_BY_ID.get(task_id) if isinstance(task_id, str) else None
+    if task is None:
+        raise UnknownTaskError(f"unknown task {task_id!r}; available: {', '.join(ALL_TASK_IDS)}")
+    return task
 
 
 def task_ids(tasks: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -156,3 +158,6 @@ def task_ids(tasks: str | Iterable[str] | None) -> tuple[str, ...]:
     if not ids:
         raise ValueError("tasks names no task")
     return ids
+
+
+picklable(Task)  # pickle and copy alike on both builds

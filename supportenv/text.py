@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from supportenv.memo import cached_for_short_texts
-from supportenv.records import frozen_record
+from supportenv.records import picklable
 from supportenv.solutions import (
     PHRASE_OWNER,
     phrases_said,
@@ -615,17 +615,13 @@ def judge(
     """Judge an answer `text` for a ticket whose intents are (issue_id, article_id) pairs
     (Scenario.intent_keys), given the facts the customer has revealed."""
     lower, rude, polite, solves, wrong, stuffed = verdict(text, intents, article_id)
-    # Without the frozen __init__: this runs on every response (supportenv.records).
-    return frozen_record(
-        TextJudgement,
-        {
-            "rude": rude,
-            "polite": polite,
-            "solves": solves,
-            "wrong_solutions": wrong,
-            "stuffed": stuffed,
-            "personalised": mentions_a_fact(lower, fact_values),
-        },
+    return TextJudgement(
+        rude=rude,
+        polite=polite,
+        solves=solves,
+        wrong_solutions=wrong,
+        stuffed=stuffed,
+        personalised=mentions_a_fact(lower, fact_values),
     )
 
 
@@ -655,3 +651,6 @@ def message_parts(text: str) -> list[str]:
     """A customer's message cut where it turns to another issue, without the sentences about the
     past or about articles read: a reader's first guess at the issues it raises, in order."""
     return [part for part in _NEXT_ISSUE_RE.split(_NOT_CURRENT_RE.sub(" ", text)) if part.strip()]
+
+
+picklable(TextJudgement)  # pickle and copy alike on both builds

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from supportenv.errors import InvalidActionError
+from supportenv.records import picklable
 from supportenv.world.system_of_record import TODAY, Order, SystemOfRecord, as_data, days_before_today
 
 LOOK_UP, CHANGE = "look_up", "change"
@@ -171,7 +172,7 @@ class Desk:
         return tuple(c for c in self.changes if c.tool == tool and (not target or c.target == target))
 
     def refunded(self, order_id: str) -> float:
-        return round(sum(float(c.value) for c in self.made("issue_refund", order_id)), 2)
+        return round(sum((float(c.value) for c in self.made("issue_refund", order_id)), 0.0), 2)
 
 
 @dataclass(frozen=True)
@@ -206,8 +207,9 @@ def validate(call: ToolCall) -> ToolCall:
         try:
             amount = float(call.argument("amount").strip().lstrip("$").replace(",", ""))
         except ValueError:
-            given = call.argument("amount")
-            raise InvalidActionError(f"issue_refund's amount must be a number, got {given!r}") from None
+            raise InvalidActionError(
+                f"issue_refund's amount must be a number, got {call.argument('amount')!r}"
+            ) from None
         if not MIN_REFUND - 0.005 < amount < MAX_REFUND:  # NaN fails both
             raise InvalidActionError(f"issue_refund's amount must be from ${MIN_REFUND:.2f} to ${MAX_REFUND:,.0f}")
     return call
@@ -232,8 +234,10 @@ class _View:
 
     def paid(self, order: Order) -> tuple[float, float]:
         """(captured, refunded) of an order: its captured payments, and its refunds on record and made here."""
-        captured = sum(p.amount for p in self.records.payments_for(order.order_id) if p.status == "captured")
-        refunded = sum(r.amount for r in self.records.refunds_for(order.order_id)) + self.desk.refunded(order.order_id)
+        captured = sum((p.amount for p in self.records.payments_for(order.order_id) if p.status == "captured"), 0.0)
+        refunded = sum((r.amount for r in self.records.refunds_for(order.order_id)), 0.0) + self.desk.refunded(
+            order.order_id
+        )
         return captured, refunded
 
     def order_data(self, order: Order) -> dict[str, Any]:
@@ -395,12 +399,9 @@ def _verify_identity(view: _View, call: ToolCall, said: dict[str, str]) -> tuple
     return _result(call, OK, "The customer is verified.", {"identity_verified": True}), desk
 
 
-def _named_order(view: _View, call: ToolCall) -> tuple[Order, None] | tuple[None, ToolResult]:
-    """The order a change names, or the result saying no such order is on the account."""
-    order = view.order(call.argument("order_id"))
-    if order is None:
-        return None, _result(call, NOT_FOUND, "No order has that id on this account.")
-    return order, None
+def _no_such_order(call: ToolCall) -> ToolResult:
+    """The result of a change that names an order the account does not have."""
+    return _result(call, NOT_FOUND, "No order has that id on this account.")
 
 
 def _changed(
@@ -411,9 +412,9 @@ def _changed(
 
 
 def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _named_order(view, call)
-    if stop:
-        return stop, view.desk
+    order = view.order(call.argument("order_id"))
+    if order is None:
+        return _no_such_order(call), view.desk
     amount = _amount(call)
     captured, refunded = view.paid(order)
     left = round(captured - refunded, 2)
@@ -444,9 +445,9 @@ def _issue_refund(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[To
 
 
 def _update_address(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _named_order(view, call)
-    if stop:
-        return stop, view.desk
+    order = view.order(call.argument("order_id"))
+    if order is None:
+        return _no_such_order(call), view.desk
     if order.status not in ("processing", "shipped", "in_transit"):
         message = f"Refused: order {order.order_id} is {order.status}; its address can no longer change."
         return _result(call, REFUSED, message), view.desk
@@ -474,9 +475,9 @@ def _send_password_reset(view: _View, call: ToolCall, said: dict[str, str]) -> t
 
 
 def _reship_order(view: _View, call: ToolCall, said: dict[str, str]) -> tuple[ToolResult, Desk]:
-    order, stop = _named_order(view, call)
-    if stop:
-        return stop, view.desk
+    order = view.order(call.argument("order_id"))
+    if order is None:
+        return _no_such_order(call), view.desk
     if view.desk.made("reship_order", order.order_id):
         return _result(call, REFUSED, f"Refused: order {order.order_id} was already reshipped."), view.desk
     # (a refund of money taken beyond the order's total, a duplicate charge or an overcharge, leaves it paid for)
@@ -504,3 +505,6 @@ _HANDLERS = {
     "reship_order": _reship_order,
 }
 assert set(_HANDLERS) == set(TOOL_NAMES)
+
+
+picklable(ToolSpec, ToolCall, Change, Desk, ToolResult)  # pickle and copy alike on both builds

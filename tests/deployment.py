@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from env_service.tokens import KEY_ENV
+from env_service.token_keys import KEY_ENV
 from supportenv.v1.health_probe import wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from baseline_agent.embedded import start_service
-from env_service import tokens
+from env_service import token_keys, tokens
 from supportenv import expert
 from supportenv.catalog import REQUESTABLE_FIELDS
 from supportenv.episode import step as library_step
@@ -228,7 +228,7 @@ def world(env) -> World:
     assert len(fat) <= MAX_TOKEN_BYTES
     call_env(env, "State", env_pb2.StateRequest(state_token=fat))  # every token the server issues, it accepts
 
-    other = start_service("env_service", {tokens.KEY_ENV: secrets.token_hex(32), "SUPPORTENV_WORKERS": "1"})
+    other = start_service("env_service", {token_keys.KEY_ENV: secrets.token_hex(32), "SUPPORTENV_WORKERS": "1"})
     try:
         with grpc.insecure_channel(other.address) as channel:
             foreign = env_pb2_grpc.EnvServiceStub(channel).Reset(reset_req(seed=1), timeout=TIMEOUT).state_token

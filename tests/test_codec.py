@@ -142,9 +142,8 @@ def test_observation_matches_the_reference_over_many_episodes():
 
 
 def test_decoding_the_encoding_gives_the_library_observation():
-    """decode(encode(state)) is observe(state): equal, hashing alike, its fields in declaration
-    order, over the same 1,000+ mixed states."""
-    names = [f.name for f in fields(Observation)]
+    """decode(encode(state)) is observe(state): equal and hashing alike, over the same 1,000+
+    mixed states."""
     checked = 0
     for scenario, state, _ in _episodes(per_split=25):
         back = codec.observation_from_pb(pb.Observation.FromString(codec.observation(scenario, state)))
@@ -152,7 +151,6 @@ def test_decoding_the_encoding_gives_the_library_observation():
         assert back == expected
         if expected.tool_result is None:  # a tool result's data is a dict: unhashable
             assert hash(back) == hash(expected)
-        assert list(vars(back)) == names
         checked += 1
     assert checked > 1000
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from env_service.tokens import KEY_ENV, KEY_FILE_ENV
+from env_service.token_keys import KEY_ENV, KEY_FILE_ENV
 from openenv_adapter.health_probe import wait_healthy as wait_http
 from supportenv import expert
 from supportenv.episode import advance
@@ -102,13 +102,24 @@ def dockerfile(name: str = "Dockerfile") -> list[tuple[str, str]]:
 
 
 def copy_sources(name: str = "Dockerfile") -> list[str]:
+    """What the Dockerfile copies from the build context (not what a stage copies from another)."""
     sources = []
     for instruction, args in dockerfile(name):
-        if instruction in ("COPY", "ADD"):
+        if instruction in ("COPY", "ADD") and not args.startswith("--from="):
             parts = json.loads(args) if args.startswith("[") else args.split()
             parts = [part for part in parts if not part.startswith("--")]
             sources += parts[:-1]
     return sources
+
+
+def stages(name: str) -> list[list[tuple[str, str]]]:
+    """The Dockerfile's stages, each its instructions from its FROM on."""
+    found: list[list[tuple[str, str]]] = []
+    for instruction, args in dockerfile(name):
+        if instruction == "FROM":
+            found.append([])
+        found[-1].append((instruction, args))
+    return found
 
 
 def modules() -> set[tuple[str, str]]:
@@ -207,13 +218,31 @@ REQUIREMENTS = {"Dockerfile": "requirements.txt", "Dockerfile.openenv": "require
 @pytest.mark.parametrize("name", sorted(REQUIREMENTS))
 def test_dockerfile(name):
     assert sorted(REQUIREMENTS) == DOCKERFILES
-    instructions = dockerfile(name)
-    assert [args for instruction, args in instructions if instruction == "FROM"] == ["python:3.11-slim"]
-    users = [args for instruction, args in instructions if instruction == "USER"]
+    image = stages(name)[-1]  # the stage that runs
+    assert image[0] == ("FROM", "python:3.11-slim")
+    assert all(args.startswith("python:3.11-slim") for stage in stages(name) for _, args in stage[:1])
+    users = [args for instruction, args in image if instruction == "USER"]
     assert users and users[-1].split(":")[0] not in ("root", "0"), "the services must not run as root"
-    runs = " ".join(args for instruction, args in instructions if instruction == "RUN")
-    assert runs.count("pip install") == 1, runs
+    runs = " ".join(args for instruction, args in image if instruction == "RUN")
     assert re.findall(r"pip install --no-cache-dir -r (\S+)", runs) == [REQUIREMENTS[name]], runs
+
+
+def test_the_grpc_image_ships_the_compiled_build_and_no_compiler():
+    """The build stage compiles the project's wheel (setup.py, mypyc); the image installs it, with
+    no C compiler, and copies no source of the packages the wheel holds, which would shadow it."""
+    build, image = stages("Dockerfile")
+    assert build[0] == ("FROM", "python:3.11-slim AS build")
+    build_runs = " ".join(args for instruction, args in build if instruction == "RUN")
+    assert "gcc" in build_runs and "pip wheel --no-cache-dir --no-deps --wheel-dir /wheels ." in build_runs
+    built = {part.strip("/") for instruction, args in build if instruction == "COPY" for part in args.split()[:-1]}
+    assert {"setup.py", "pyproject.toml", "supportenv", "env_service"} <= built
+    image_runs = " ".join(args for instruction, args in image if instruction == "RUN")
+    assert "gcc" not in image_runs
+    assert ("COPY", "--from=build /wheels/ /tmp/wheels/") in image
+    assert "pip install --no-cache-dir --no-deps /tmp/wheels/*.whl" in image_runs
+    packages = {"supportenv", "env_service", "grader_service", "baseline_agent", "openenv_adapter"}
+    copied = {args.split()[0].strip("/") for instruction, args in image if instruction == "COPY"}
+    assert not copied & packages, "a copied package's source would be imported before the compiled wheel"
 
 
 def test_everything_copied_exists_and_is_in_the_build_context():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import supportenv
 from baseline_agent.policies import EXPLOITS, make_policy
 from supportenv import casework, content, customer, expert, world
 from supportenv.actions import Action, use_tool
@@ -98,6 +99,14 @@ def _seed_with(issue: str, tool: str = "", split: str = "validation"):
         if first and len(scenario.intents) == 1 and (not tool or remedy):
             return seed
     raise AssertionError(f"no {issue} ticket")
+
+
+# Patching the expert's internals reaches only the pure build: a compiled module's calls to its own
+# functions are bound when it is built. The pure build's pass of `make test` runs these; the two
+# builds decide alike (tests/test_builds.py).
+patches_the_expert = pytest.mark.skipif(
+    supportenv.build() == "compiled", reason="patches the expert's internals: the pure build's pass runs it"
+)
 
 
 def _oracle_until(scenario, state, stop) -> None:
@@ -1066,6 +1075,7 @@ def test_world_15_the_oracle_asks_whose_the_sign_in_was_and_acts_on_the_answer(w
     assert sign_in.place in reply and state.escalated == (whose == "stranger")
 
 
+@patches_the_expert
 def test_world_15_a_stranger_sign_in_never_asked_about_fails_the_ticket_and_says_which(monkeypatch):
     seed = _sign_in_ticket("stranger")
     scenario, state = new_episode(EXPERT_TASK_ID, "validation", seed)
@@ -1244,6 +1254,7 @@ def test_round_66_reading_the_sign_ins_the_rules_ask_for_is_never_charged_and_th
     ]
 
 
+@patches_the_expert
 def test_round_67_a_customer_first_told_of_a_sign_in_does_not_ask_after_it_in_the_same_breath(monkeypatch):
     """Audit round 67: an answer that asked whose a sign-in was drew "That definitely wasn't me ... You haven't
     got to the suspicious activity on my account yet, though": the hand-over comes after the answer."""
@@ -1523,6 +1534,7 @@ def test_a_reported_takeover_s_sign_in_names_a_town_as_every_sign_in_does():
     assert seen >= 5
 
 
+@patches_the_expert
 def test_round_72_a_customer_who_says_a_sign_in_was_not_theirs_does_not_call_the_case_covered(monkeypatch):
     """Audit round 72: "No, that wasn't me! I haven't been to Galway ... Thanks, that's everything I needed." in
     one reply to an answer that settled the rest and asked whose the sign-in was: the takeover was still open."""

@@ -16,21 +16,19 @@ import pytest
 import yaml
 
 from baseline_agent.embedded import ROOT, ServiceProcess, start_service
-from env_service.tokens import (
+from env_service.token_keys import (
     KEY_ENV,
     KEY_FILE_ENV,
     KEY_ID_BYTES,
     PREVIOUS_KEY_ENV,
     PREVIOUS_KEY_FILE_ENV,
     PREVIOUS_UNTIL_ENV,
-    TOKEN_VERSION,
-    InvalidTokenError,
-    TokenCodec,
     TokenKey,
     TokenKeyError,
     key_id,
     read_keys,
 )
+from env_service.tokens import TOKEN_VERSION, InvalidTokenError, TokenCodec
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import advance

@@ -24,7 +24,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from env_service.tokens import KEY_ENV, KEY_FILE_ENV, PREVIOUS_KEY_FILE_ENV
+from env_service.token_keys import KEY_ENV, KEY_FILE_ENV, PREVIOUS_KEY_FILE_ENV
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import advance

@@ -17,7 +17,8 @@ import pytest
 
 from baseline_agent.embedded import start_service
 from env_service.live import LiveStates
-from env_service.tokens import HEADER_BYTES, TOKEN_VERSION, InvalidTokenError, TokenCodec, key_id
+from env_service.token_keys import key_id
+from env_service.tokens import HEADER_BYTES, TOKEN_VERSION, InvalidTokenError, TokenCodec
 from supportenv import expert
 from supportenv.episode import step
 from supportenv.replay import new_episode

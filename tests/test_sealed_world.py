@@ -23,7 +23,8 @@ import pytest
 from baseline_agent.embedded import ROOT, EmbeddedServices, ServiceProcess, start_service
 from baseline_agent.policies import make_policy
 from baseline_agent.runner import Runner
-from env_service.tokens import KEY_ENV, InvalidTokenError, TokenCodec
+from env_service.token_keys import KEY_ENV
+from env_service.tokens import InvalidTokenError, TokenCodec
 from supportenv import expert
 from supportenv.actions import Action
 from supportenv.episode import EpisodeState, Observation, advance, step

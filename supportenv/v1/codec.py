@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import struct
 from functools import cache, lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
 
 from supportenv.episode import EpisodeState, Observation, given_facts, last_customer_message, sentiment_label
-from supportenv.records import frozen_record
 from supportenv.tasks import get_task
 from supportenv.v1 import convert, env_pb2
 from supportenv.v1 import types_pb2 as pb
@@ -67,7 +66,7 @@ _WIRE_TYPE = {
 }
 
 
-def tag(message: type, name: str) -> bytes:
+def tag(message: Any, name: str) -> bytes:
     """The key bytes (field number and wire type) of field `name` of `message`."""
     field = message.DESCRIPTOR.fields_by_name[name]
     return varint(field.number << 3 | _WIRE_TYPE[field.type])
@@ -353,38 +352,35 @@ def observation_from_pb(msg: pb.Observation, briefing: Briefing | None = None) -
     if brief is None or brief.ticket_id != msg.ticket_id or brief.task_id != msg.task_id:
         brief = briefing_from_pb(msg)
     speaker = convert.SPEAKER_FROM_PB.get
-    return frozen_record(
-        Observation,
-        {
-            "ticket_id": brief.ticket_id,
-            "task_id": brief.task_id,
-            "customer_message": msg.customer_message,
-            "history": tuple([(speaker(t.speaker, "system"), t.text, t.step) for t in msg.history]),
-            "sentiment_label": convert.SENTIMENT_FROM_PB.get(msg.sentiment_label, "neutral"),
-            "sentiment_score": msg.sentiment_score,
-            "customer_tier": brief.customer_tier,
-            "customer_tenure_days": brief.customer_tenure_days,
-            "customer_total_revenue": brief.customer_total_revenue,
-            "category": convert.CATEGORY_FROM_PB.get(msg.category, ""),
-            "issue_type": msg.issue_type,
-            "priority": convert.PRIORITY_FROM_PB.get(msg.priority, ""),
-            "kb_matches": tuple([(m.article_id, m.title, m.score) for m in msg.kb_matches]),
-            "revealed_facts": tuple([(f.name, f.value) for f in msg.revealed_facts]),
-            "requestable_fields": brief.requestable_fields,
-            "issue_types": brief.issue_types,
-            "policy": brief.policy,
-            "task_instructions": brief.task_instructions,
-            "step": msg.step,
-            "max_steps": brief.max_steps,
-            "steps_left": msg.steps_left,
-            "cost_so_far": msg.cost_so_far,
-            "escalated": msg.escalated,
-            "assigned_department": convert.DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
-            "callback_scheduled": msg.callback_scheduled,
-            "last_action_feedback": msg.last_action_feedback,
-            "last_reward": msg.last_reward,
-            "last_reward_breakdown": tuple([(part.name, part.value) for part in msg.last_reward_breakdown]),
-            "tool_result": convert.tool_result_from_pb(msg.tool_result) if msg.HasField("tool_result") else None,
-            "allowed_actions": brief.allowed_actions,
-        },
+    return Observation(
+        ticket_id=brief.ticket_id,
+        task_id=brief.task_id,
+        customer_message=msg.customer_message,
+        history=tuple([(speaker(t.speaker, "system"), t.text, t.step) for t in msg.history]),
+        sentiment_label=convert.SENTIMENT_FROM_PB.get(msg.sentiment_label, "neutral"),
+        sentiment_score=msg.sentiment_score,
+        customer_tier=brief.customer_tier,
+        customer_tenure_days=brief.customer_tenure_days,
+        customer_total_revenue=brief.customer_total_revenue,
+        category=convert.CATEGORY_FROM_PB.get(msg.category, ""),
+        issue_type=msg.issue_type,
+        priority=convert.PRIORITY_FROM_PB.get(msg.priority, ""),
+        kb_matches=tuple([(m.article_id, m.title, m.score) for m in msg.kb_matches]),
+        revealed_facts=tuple([(f.name, f.value) for f in msg.revealed_facts]),
+        requestable_fields=brief.requestable_fields,
+        issue_types=brief.issue_types,
+        policy=brief.policy,
+        task_instructions=brief.task_instructions,
+        step=msg.step,
+        max_steps=brief.max_steps,
+        steps_left=msg.steps_left,
+        cost_so_far=msg.cost_so_far,
+        escalated=msg.escalated,
+        assigned_department=convert.DEPARTMENT_FROM_PB.get(msg.assigned_department, ""),
+        callback_scheduled=msg.callback_scheduled,
+        last_action_feedback=msg.last_action_feedback,
+        last_reward=msg.last_reward,
+        last_reward_breakdown=tuple([(part.name, part.value) for part in msg.last_reward_breakdown]),
+        tool_result=convert.tool_result_from_pb(msg.tool_result) if msg.HasField("tool_result") else None,
+        allowed_actions=brief.allowed_actions,
     )

@@ -25,11 +25,20 @@ from supportenv.v1 import types_pb2 as pb
 from supportenv.world import SPLITS
 
 
-def _enum_maps(enum: object, prefix: str, names: tuple[str, ...]) -> tuple[dict[str, int], dict[int, str]]:
-    to_pb = {name: enum.Value(prefix + name.upper()) for name in names}  # type: ignore[attr-defined]
+def _enum_maps(enum: Any, prefix: str, names: tuple[str, ...]) -> tuple[dict[str, Any], dict[int, str]]:
+    """name -> value and back for a generated enum (the values typed Any: each enum has its own ValueType)."""
+    to_pb = {name: enum.Value(prefix + name.upper()) for name in names}
     return to_pb, {v: k for k, v in to_pb.items()}
 
 
+# (declared first: the compiled codec reads them, and mypy must know their types before inferring them)
+CATEGORY_TO_PB: dict[str, Any]
+PRIORITY_TO_PB: dict[str, Any]
+TIER_TO_PB: dict[str, Any]
+DEPARTMENT_TO_PB: dict[str, Any]
+SENTIMENT_TO_PB: dict[str, Any]
+SPLIT_TO_PB: dict[str, Any]
+SPEAKER_TO_PB: dict[str, Any]
 CATEGORY_TO_PB, CATEGORY_FROM_PB = _enum_maps(pb.IssueCategory, "ISSUE_CATEGORY_", CATEGORIES)
 PRIORITY_TO_PB, PRIORITY_FROM_PB = _enum_maps(pb.Priority, "PRIORITY_", PRIORITIES)
 TIER_TO_PB, TIER_FROM_PB = _enum_maps(pb.CustomerTier, "CUSTOMER_TIER_", TIERS)

@@ -10,7 +10,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -144,7 +145,7 @@ async def serve(
         print(f"{name} stopped", flush=True)
 
 
-def run(name: str, main: Callable[[], Awaitable[None]], log_level: str) -> int:
+def run(name: str, main: Callable[[], Coroutine[Any, Any, None]], log_level: str) -> int:
     logging.basicConfig(
         level=log_level.upper(), stream=sys.stderr, format=f"%(asctime)s {name} %(levelname)s %(message)s"
     )

@@ -51,7 +51,7 @@ def run_workers(name: str, host: str, port: int, workers: int, target: Callable[
             log.error("%s: a worker exited unexpectedly; stopping the others", name)
             break
     for process in processes:
-        if process.is_alive():
+        if process.is_alive() and process.pid is not None:
             os.kill(process.pid, signal.SIGTERM)
     for process in processes:
         process.join(SHUTDOWN_GRACE_S + 5)

@@ -22,9 +22,10 @@ import hashlib
 import hmac
 import random
 import re
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from supportenv import content
 from supportenv.catalog import (
@@ -53,10 +54,13 @@ from supportenv.catalog import (
     policy_rules,
     ticket_priority,
 )
+from supportenv.records import picklable
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 
 if TYPE_CHECKING:
     from supportenv.world.system_of_record import SystemOfRecord
+
+T = TypeVar("T")
 
 SPLITS = ("train", "validation", "test")
 # The generator's version: a token of another version is refused, since its actions would replay
@@ -233,6 +237,17 @@ class Scenario:
     # order of the account has it, but its card verifies it, and asked again it corrects itself; the order it
     # means is meant_order_id (P_MISTYPED).
     order_id_mistyped: bool = False
+    # What is derived from the scenario, worked out on first use and kept (the per-step hot path
+    # reads it): by name, the properties below and what supportenv.casework says of the case.
+    # Not a field of eq, hash or repr.
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def kept(self, name: str, build: Callable[[Scenario], T]) -> T:
+        """`build(self)`, worked out once and kept in `derived` under `name`."""
+        if name in self.derived:
+            return cast(T, self.derived[name])
+        made = self.derived[name] = build(self)
+        return made
 
     @property
     def impostor(self) -> bool:
@@ -256,28 +271,20 @@ class Scenario:
     def issue(self) -> IssueType:
         return self.intents[0]
 
-    # Derived once per scenario for the per-step hot path. cached_property writes to the
-    # instance dict, so these are neither dataclass fields nor part of eq, hash or repr.
-    @cached_property
+    @property
     def facts_by_name(self) -> dict[str, str]:
-        facts: dict[str, str] = {}
-        for key, value in self.hidden_facts:
-            facts.setdefault(key, value)  # the first wins, as a scan would find it
-        return facts
+        return self.kept("facts_by_name", _facts_by_name)
 
-    @cached_property
+    @property
     def intent_keys(self) -> tuple[tuple[str, str], ...]:
         """(issue_id, article_id) per intent: the form text.verdict judges by."""
-        return tuple((i.issue_id, i.article_id) for i in self.intents)
+        return self.kept("intent_keys", _intent_keys)
 
-    @cached_property
+    @property
     def kb_suggestions(self) -> dict[str, tuple[tuple[str, str, float], ...]]:
         """The category's articles by keyword score against the opening message: (article_id,
         title, score), best first, per category (see `suggestions`)."""
-        return {
-            category: tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in kb_matches(self.opening_message, category))
-            for category in CATEGORIES
-        }
+        return self.kept("kb_suggestions", _kb_suggestions)
 
     def suggestions(self, category: str, issue_type: str) -> tuple[tuple[str, str, float], ...]:
         """The knowledge-base articles the help desk suggests once the ticket is classified: the
@@ -286,7 +293,7 @@ class Scenario:
         never triage it, nor correct a wrong triage, for one that did not (a fixed triage that
         trusted the top suggestion would otherwise be handed the ticket's article). Kept per
         triage once built (an episode sees one or two)."""
-        memo = self.__dict__.setdefault("_suggestions_by_triage", {})
+        memo: dict[tuple[str, str], tuple[tuple[str, str, float], ...]] = self.kept("suggestions_by_triage", _no_memo)
         found = memo.get((category, issue_type))
         if found is None:
             found = memo[(category, issue_type)] = self._suggestions(category, issue_type)
@@ -301,36 +308,16 @@ class Scenario:
         own = own or (issue.article_id, ARTICLES_BY_ID[issue.article_id].title, 0.0)
         return (own, *(m for m in matches if m[0] != issue.article_id))
 
-    @cached_property
+    @property
     def records(self) -> SystemOfRecord:
         """The ticket's system of record: its account, orders, payments, refunds, subscriptions and incidents."""
         from supportenv.world.system_of_record import build_records
 
-        return build_records(self)
+        return self.kept("records", build_records)
 
-    @cached_property
+    @property
     def briefing(self) -> Briefing:
-        task = get_task(self.task_id)
-        revenue = self.total_revenue
-        if self.task_id == EXPERT_TASK_ID:
-            # Never less than what the records show the customer paid (audit round 55): the drawn
-            # figure counts orders older than those the records list, not fewer.
-            records = self.records
-            paid = sum(p.amount for p in records.payments if p.status == "captured")
-            revenue = round(max(revenue, paid - sum(r.amount for r in records.refunds if r.status == "issued")), 2)
-        return Briefing(
-            ticket_id=self.ticket_id,
-            task_id=self.task_id,
-            customer_tier=self.tier,
-            customer_tenure_days=self.tenure_days,
-            customer_total_revenue=revenue,
-            requestable_fields=REQUESTABLE_FIELDS,
-            issue_types=ISSUE_TYPE_IDS,
-            policy=self.policy_text,
-            task_instructions=task.instructions,
-            max_steps=task.max_steps,
-            allowed_actions=task.allowed_actions,
-        )
+        return self.kept("briefing", _briefing)
 
     def to_dict(self) -> dict[str, object]:
         """Everything about the scenario, hidden parts included (for inspection, not agents)."""
@@ -453,7 +440,7 @@ def _devices_for(issue: IssueType, words: str) -> tuple[str, ...]:
 
 def _devices_said(issue: IssueType, words: str) -> set[str]:
     """The devices an issue's words allow, for an issue whose facts include the device."""
-    if "device_model" not in (*issue.required_facts, *issue.extra_facts):
+    if not issue.knows("device_model"):
         return set(_DEVICES)
     return set(_devices_for(issue, words))
 
@@ -551,7 +538,7 @@ def _lower_first(text: str) -> str:
 # How many issues a ticket raises, drawn from these. A ticket handed over mid-conversation
 # always raises two (a colleague's triage names only the first, so the words must be read to
 # handle the rest); most hard tickets raise more than one.
-_INTENT_COUNTS = {
+_INTENT_COUNTS: dict[str, dict[str, tuple[int, ...]]] = {
     "issue_classification": {"regular": (1,), "premium": (1,), "enterprise": (1,)},
     "action_selection": {"regular": (2,), "premium": (2,), "enterprise": (2,)},
     "end_to_end_resolution": {"regular": (1, 2, 2), "premium": (1, 2, 2), "enterprise": (2, 2, 3)},
@@ -589,9 +576,7 @@ def _two_sums(issue: IssueType, other: IssueType) -> bool:
     """Whether two issues would each need an amount or a charge date of their own: the customer
     gives one of each, so on the expert task, where the records hold both, they never meet
     (two issues about the one order share them: its amount, its payment)."""
-    shared = {f for f in _MONEY_FACTS if f in (*issue.required_facts, *issue.extra_facts)} & {
-        f for f in _MONEY_FACTS if f in (*other.required_facts, *other.extra_facts)
-    }
+    shared = {f for f in _MONEY_FACTS if issue.knows(f)} & {f for f in _MONEY_FACTS if other.knows(f)}
     one_order = "order_id" in issue.required_facts and "order_id" in other.required_facts
     return bool(shared) and not one_order
 
@@ -757,6 +742,52 @@ def _fits_the_records(
 _CHECKOUT = "payment_failure"  # the issue whose amount is a declined checkout's, not the order in question's
 
 
+def _facts_by_name(scenario: Scenario) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for key, value in scenario.hidden_facts:
+        facts.setdefault(key, value)  # the first wins, as a scan would find it
+    return facts
+
+
+def _intent_keys(scenario: Scenario) -> tuple[tuple[str, str], ...]:
+    return tuple((i.issue_id, i.article_id) for i in scenario.intents)
+
+
+def _kb_suggestions(scenario: Scenario) -> dict[str, tuple[tuple[str, str, float], ...]]:
+    return {
+        category: tuple((a, ARTICLES_BY_ID[a].title, s) for a, s in kb_matches(scenario.opening_message, category))
+        for category in CATEGORIES
+    }
+
+
+def _briefing(scenario: Scenario) -> Briefing:
+    task = get_task(scenario.task_id)
+    revenue = scenario.total_revenue
+    if scenario.task_id == EXPERT_TASK_ID:
+        # Never less than what the records show the customer paid (audit round 55): the drawn
+        # figure counts orders older than those the records list, not fewer.
+        records = scenario.records
+        paid = sum((p.amount for p in records.payments if p.status == "captured"), 0.0)
+        revenue = round(max(revenue, paid - sum((r.amount for r in records.refunds if r.status == "issued"), 0.0)), 2)
+    return Briefing(
+        ticket_id=scenario.ticket_id,
+        task_id=scenario.task_id,
+        customer_tier=scenario.tier,
+        customer_tenure_days=scenario.tenure_days,
+        customer_total_revenue=revenue,
+        requestable_fields=REQUESTABLE_FIELDS,
+        issue_types=ISSUE_TYPE_IDS,
+        policy=scenario.policy_text,
+        task_instructions=task.instructions,
+        max_steps=task.max_steps,
+        allowed_actions=task.allowed_actions,
+    )
+
+
+def _no_memo(scenario: Scenario) -> dict[Any, Any]:
+    return {}
+
+
 @dataclass(frozen=True)
 class _OrderPrice:
     """What an expert ticket's order is charged (its amount), for the product the customer's words name:
@@ -794,7 +825,7 @@ def _order_price(
 
 def _drawn_for(intents: tuple[IssueType, ...], fact: str) -> IssueType:
     """The issue a fact is drawn for: the first that lists it."""
-    return next(i for i in intents if fact in (*i.required_facts, *i.extra_facts))
+    return next(i for i in intents if i.knows(fact))
 
 
 def _compose_message(
@@ -858,8 +889,10 @@ def _compose_message(
     joiners = list(content.MULTI_ISSUE_JOINERS)
     for extra in bodies[1:]:
         # No colon after a colon ("And another thing: suggestion: ...").
-        fitting = [j for j in joiners if not (j.rstrip().endswith(":") and ":" in extra[:_COLON_HEAD])] or joiners
-        joiner = rng.choice(fitting)
+        joiners_fitting = [
+            j for j in joiners if not (j.rstrip().endswith(":") and ":" in extra[:_COLON_HEAD])
+        ] or joiners
+        joiner = rng.choice(joiners_fitting)
         joiners.remove(joiner)  # "While I'm here, ... While I'm here, ..." reads as a form
         body += joiner + _lower_first(extra)
     impact, impact_line = _impact(intents, persona, impact_rng)
@@ -871,8 +904,7 @@ def _compose_message(
         own = {i.article_id for i in intents}
         kind = intents[0].category
         near = [a for a in ARTICLES if a.article_id not in own and _CATEGORY_OF_ARTICLE.get(a.article_id) == kind]
-        others = near or [a for a in ARTICLES if a.article_id not in own]
-        other = rng.choice(others)
+        other = rng.choice(near or [a for a in ARTICLES if a.article_id not in own])
         past = (
             content.ISSUE_WORDS[_ISSUE_OF_ARTICLE[other.article_id]][0] if other.article_id in _ISSUE_OF_ARTICLE else ""
         )
@@ -906,7 +938,8 @@ def _compose_message(
         body = body if urgent else f"{distractor} {body}"
     kinds = {content.ISSUE_WORDS[i.issue_id][2] for i in intents}
     opener, note = _persona_line(openers, kinds, said, rng, avoid)
-    if opener.endswith(": ") and ":" in _FIRST_SENTENCE_RE.match(body).group():
+    first_sentence = _FIRST_SENTENCE_RE.match(body)
+    if opener.endswith(": ") and first_sentence is not None and ":" in first_sentence.group():
         opener = opener[:-2] + ". "  # no colon after a colon ("... doing this right: my parcel: ...")
     closer, _ = _persona_line(content.PERSONA_CLOSERS[persona], kinds, said | {note}, rng, avoid - {content.A_WHILE})
     if closer.endswith("?") and body.endswith("?"):
@@ -972,7 +1005,7 @@ def _shares_the_order(intents: tuple[IssueType, ...]) -> bool:
     """Whether a later issue is about the first issue's order too (content.ONE_ORDER_PAIRS)."""
 
     def about_an_order(issue: IssueType) -> bool:
-        return "order_id" in (*issue.required_facts, *issue.extra_facts)
+        return issue.knows("order_id")
 
     return about_an_order(intents[0]) and any(about_an_order(i) for i in intents[1:])
 
@@ -998,7 +1031,7 @@ def _date_the_charge_lately(
     by the judgement family, else by the issue the charge date belongs to)."""
     from supportenv.world.system_of_record import iso_days_ago
 
-    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    owner = next((i.issue_id for i in intents if i.knows("charge_date")), "")
     days = _RECENT_CHARGE_DAYS.get(family) or _RECENT_CHARGE_DAYS.get(owner)
     if days:
         facts["charge_date"] = iso_days_ago(rng.randrange(*days))
@@ -1012,7 +1045,7 @@ def _date_the_charge_as_the_words_do(
     that no other one changes."""
     from supportenv.world.system_of_record import days_before_today, days_the_words_say, iso_days_ago
 
-    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    owner = next((i.issue_id for i in intents if i.knows("charge_date")), "")
     said = days_the_words_say([t for t in template_ids if t.startswith(f"{owner}/")])
     drawn = days_before_today(facts["charge_date"]) if facts.get("charge_date") else said
     if said and not said <= drawn < said + 5:  # (nor much older: "two weeks ago", not a month)
@@ -1043,7 +1076,7 @@ def _draw_mixup(intents: tuple[IssueType, ...], facts: dict[str, str], rng: rand
     """The id of the order the customer means, where the id it gives is of another, earlier order
     of the same product on its account (the order_id fact stays what it gives); "" when it gives
     the right one. Only where the first issue is about an order the customer names by its id."""
-    if "order_id" not in (*intents[0].required_facts, *intents[0].extra_facts) or "order_id" not in facts:
+    if not intents[0].knows("order_id") or "order_id" not in facts:
         return ""
     if IDENTITY_FACT not in facts:
         return ""  # (the desk finds the order meant among the account's, looked up by its email)
@@ -1196,7 +1229,7 @@ def _date_the_order_meant_lately(
     one and no other rule dates it), so that the earlier order it mixes it up with is the older."""
     from supportenv.world.system_of_record import iso_days_ago
 
-    owner = next((i.issue_id for i in intents if "charge_date" in (*i.required_facts, *i.extra_facts)), "")
+    owner = next((i.issue_id for i in intents if i.knows("charge_date")), "")
     dated = family in _RECENT_CHARGE_DAYS or owner in _RECENT_CHARGE_DAYS
     if "charge_date" in facts and owner == intents[0].issue_id and not dated:
         facts["charge_date"] = iso_days_ago(rng.randrange(3, 31))
@@ -1360,7 +1393,7 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
     if task_id == EXPERT_TASK_ID:
         _date_the_charge_as_the_words_do(intents, template_ids, facts)
     for name in [n for n, value in facts.items() if not value]:
-        owners = [(i, w) for i, w in zip(intents, words, strict=True) if name in (*i.required_facts, *i.extra_facts)]
+        owners = [(i, w) for i, w in zip(intents, words, strict=True) if i.knows(name)]
         value = _worded_fact(name, owners, tier, policy, rng)
         if value is None:
             del facts[name]
@@ -1415,3 +1448,6 @@ def generate(task_id: str, split: str, seed: int, world_key: bytes | None = None
         holder_proofs=holder_proofs,
         order_id_mistyped=mistyped,
     )
+
+
+picklable(Expected, Briefing, Scenario)  # pickle and copy alike on both builds

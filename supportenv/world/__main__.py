@@ -37,14 +37,15 @@ def parse_seeds(text: str) -> range:
 
 
 def describe(scenario: Scenario) -> str:
-    data = scenario.to_dict()
-    expected = data.pop("expected_handling")
+    expected = scenario.expected.to_dict()
     lines = [f"{scenario.ticket_id}  ({scenario.task_id}, {scenario.split}, seed {scenario.seed})", ""]
     lines.append(
         f"  customer: {scenario.tier}, {scenario.persona}, {scenario.tenure_days} days, ${scenario.total_revenue:,.2f}"
     )
     lines.append(f"  says:     {scenario.opening_message}")
-    lines.append(f"  intents:  {', '.join(data['intents'])}   templates: {', '.join(scenario.template_ids)}")
+    lines.append(
+        f"  intents:  {', '.join(i.issue_id for i in scenario.intents)}   templates: {', '.join(scenario.template_ids)}"
+    )
     lines.append(f"  policy:   {scenario.policy.name}")
     lines.append("  hidden facts:")
     lines.extend(f"    {name}: {value}" for name, value in scenario.hidden_facts)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from supportenv import content
 from supportenv.catalog import RETURN_WINDOW_DAYS
+from supportenv.records import picklable
 
 if TYPE_CHECKING:
     from supportenv.world import Scenario
@@ -246,17 +247,12 @@ class SystemOfRecord:
 
 
 def as_data(record: object) -> Any:
-    """A record (or a tuple of them) as JSON-able lists and dicts, field by field. A new dict or
-    list at the top, which the caller may change; what it holds is shared and must not be."""
+    """A record (or a tuple of them) as JSON-able lists and dicts, field by field: new ones,
+    which the caller may change."""
     if isinstance(record, tuple):
         return [as_data(r) for r in record]
     if hasattr(record, "__dataclass_fields__"):
-        # Read on every look-up of an expert episode: kept on the (immutable) record once made.
-        cached = record.__dict__.get("_as_data")
-        if cached is None:
-            cached = {name: as_data(getattr(record, name)) for name in record.__dataclass_fields__}
-            record.__dict__["_as_data"] = cached
-        return dict(cached)
+        return {name: as_data(getattr(record, name)) for name in record.__dataclass_fields__}
     return record
 
 
@@ -476,7 +472,7 @@ class _Builder:
         """The issue a fact belongs to: the first that lists it, as the world draws facts in that
         order (a "charge date" is a subscription's renewal for a cancellation, the failed attempt
         for a declined card, the order's payment otherwise)."""
-        return next((i.issue_id for i in self.scenario.intents if fact in (*i.required_facts, *i.extra_facts)), "")
+        return next((i.issue_id for i in self.scenario.intents if i.knows(fact)), "")
 
     def the_order_in_question(self) -> None:
         """The order the customer's order id names, with its payments and refunds as its issues
@@ -583,8 +579,8 @@ class _Builder:
         if status == "returned" and family != "refund_never_issued":
             # Requested days ago, and not before the parcel was back at the warehouse.
             back = date.fromisoformat(self.orders[-1].events[-1].when) if self.orders[-1].events else TODAY
-            requested = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
-            self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", requested, ""))
+            asked = _iso(max(_day(self.rng.randrange(2, 9)), min(back + timedelta(days=1), TODAY)))
+            self.refunds.append(Refund(self._id("REF"), order_id, _dollars(charged), "pending", asked, ""))
 
     def _order_of_several(self, order_id: str, product: str, returned_cents: int, placed: date) -> Order:
         """A delivered order of two or three products, bought with a discount off its items, whose
@@ -928,3 +924,9 @@ class _Builder:
 def build_records(scenario: Scenario) -> SystemOfRecord:
     """The system of record of `scenario`'s ticket (see the module's docstring)."""
     return _Builder(scenario).build()
+
+
+# pickle and copy alike on both builds
+picklable(
+    Device, SignIn, Account, LineItem, TrackingEvent, Order, Payment, Refund, Subscription, Incident, SystemOfRecord
+)
