@@ -22,9 +22,17 @@ help:
 	@echo "make soak-wide - the same with 1,000 episodes in flight, half on Session streams, 32 shared channels"
 	@echo "make train  - train a policy from the reward (5 seeds, 2 workers); writes docs/learning_curve.{png,json}"
 
-$(STAMP): requirements.txt requirements-openenv.txt requirements-mcp.txt requirements-verifiers.txt requirements-trl.txt \
-		requirements-dev.txt integrations/verifiers/pyproject.toml
+# What compiling the library needs (the runtime, whose types mypyc reads, and mypy), installed first,
+# so that `make test` compiles while the rest installs.
+BUILD_STAMP := $(VENV)/.installed-build
+
+$(BUILD_STAMP): requirements.txt requirements-build.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-build.txt
+	@touch $@
+
+$(STAMP): $(BUILD_STAMP) requirements.txt requirements-openenv.txt requirements-mcp.txt requirements-verifiers.txt \
+		requirements-trl.txt requirements-build.txt requirements-dev.txt integrations/verifiers/pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
 
@@ -81,19 +89,23 @@ verifiers-v1: $(VERIFIERS_V1_STAMP)
 COMPILED_SOURCES := $(shell sed -n 's/^    "\(.*\.py\)",$$/\1/p' supportenv/compiled.py)
 COMPILED_STAMP := $(VENV)/mypyc/.built
 
-$(COMPILED_STAMP): $(STAMP) $(COMPILED_SOURCES) supportenv/compiled.py setup.py pyproject.toml \
+$(COMPILED_STAMP): $(BUILD_STAMP) $(COMPILED_SOURCES) supportenv/compiled.py setup.py pyproject.toml \
 		tools/compiled_build.py tools/compiled_finder.py
 	$(PY) tools/compiled_build.py
 	@touch $@
 
 compiled: $(COMPILED_STAMP)
 
-pure: $(STAMP)
+pure: $(BUILD_STAMP)
 	$(PY) tools/compiled_build.py --remove
 	@rm -f $(COMPILED_STAMP)
 
-# The whole suite on both builds, side by side (tools/test_both_builds.py).
-test: $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP) $(COMPILED_STAMP)
+# The whole suite on both builds, side by side (tools/test_both_builds.py). What it needs is installed
+# and compiled at once (-j3: the installs wait on the network, the compiler on a core).
+TEST_NEEDS := $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP) $(COMPILED_STAMP)
+
+test:
+	@$(MAKE) --no-print-directory -j3 $(TEST_NEEDS)
 	$(PY) tools/test_both_builds.py
 
 proto: $(STAMP)
