@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.bench_throughput import POOL, PlannedSlots, plan, reset_pb
 from env_service.servicer import EnvServicer
 from env_service.tokens import TokenCodec
+from supportenv import build
 from supportenv.cli import run_cli
 from supportenv.v1 import convert, env_pb2
 from supportenv.v1.event_loop import run_event_loop
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     episodes = [(seed, [convert.action_to_pb(a) for a in actions]) for seed, actions in plan(POOL)]
     servicer = EnvServicer(TokenCodec(secrets.token_bytes(32)))
     batch, stream = batched_us(servicer, episodes, args.seconds), streamed_us(servicer, episodes, args.seconds)
-    print("env service handlers in process, no gRPC (hard-task episodes incl. resets)")
+    print(f"env service handlers in process, no gRPC ({build()} build; hard-task episodes incl. resets)")
     print(f"  StepBatch of {BATCH}   {batch:8.1f} us per step")
     print(f"  Session stream   {stream:8.1f} us per message")
     return 0

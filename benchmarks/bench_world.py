@@ -13,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from supportenv import build
 from supportenv.cli import run_cli
 from supportenv.tasks import TASK_IDS
 from supportenv.world import SPLITS, generate
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", type=int, default=30_000)
     args = parser.parse_args(argv)
     best = min(measure(args.scenarios) for _ in range(3))
-    print(f"world: mean scenario generation {best:.1f} µs over {args.scenarios} scenarios", end="")
+    print(f"world ({build()} build): mean scenario generation {best:.1f} µs over {args.scenarios} scenarios", end="")
     print(f" (best of 3; target < {TARGET_US:.0f} µs)")
     return 0
 
