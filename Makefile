@@ -31,11 +31,9 @@ $(BUILD_STAMP): requirements.txt requirements-build.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-build.txt
 	@touch $@
 
-# (--no-compile: a module's bytecode is written when it is first imported, not for all of torch and ray
-# at install time, which cost a fresh clone's `make test` a minute of CPU.)
 $(STAMP): $(BUILD_STAMP) requirements.txt requirements-openenv.txt requirements-mcp.txt requirements-verifiers.txt \
 		requirements-trl.txt requirements-build.txt requirements-dev.txt integrations/verifiers/pyproject.toml
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
 
 # `make run` needs only the runtime (requirements.txt): a first run installs in seconds, not minutes.
@@ -78,7 +76,7 @@ VERIFIERS_V1_STAMP := $(VERIFIERS_V1_VENV)/.installed
 
 $(VERIFIERS_V1_STAMP): requirements-verifiers-v1.txt integrations/verifiers_v1/pyproject.toml
 	@test -x $(VERIFIERS_V1_VENV)/bin/python || $(PYTHON) -m venv $(VERIFIERS_V1_VENV)
-	$(VERIFIERS_V1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-verifiers-v1.txt
+	$(VERIFIERS_V1_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-verifiers-v1.txt
 	PYTHONPATH=. $(VERIFIERS_V1_VENV)/bin/python integrations/verifiers_v1/smoke.py > /dev/null
 	@touch $@
 
