@@ -2,7 +2,7 @@
 
     python tools/test_both_builds.py [--pure-pass library|whole] [pytest arguments, passed to both passes]
 
-What `make test` runs once the compiled build is installed (tools/compiled_build.py). The two
+What `make test-both` runs once the compiled build is installed (tools/compiled_build.py). The two
 passes run side by side, one per core: the compiled pass prints here, the pure pass writes to
 .venv/pytest-pure.log and its summary is printed at the end. It fails if either pass fails.
 
