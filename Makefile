@@ -7,12 +7,11 @@ STAMP := $(VENV)/.installed
 EPISODES ?= 20
 SPLIT ?= test
 
-.PHONY: run test test-both compiled pure compose-tool verifiers-v1 proto lint bench soak soak-wide train clean help
+.PHONY: run test compiled pure compose-tool verifiers-v1 proto lint bench soak soak-wide train clean help
 
 help:
 	@echo "make run    - one episode told in full, then the rule baseline on every task through both services (LOG=1: log lines)"
-	@echo "make test   - run the test suite (on the compiled build; make test-both: the pure build alongside)"
-	@echo "make test-both - the suite on the compiled build and the library's own tests on the pure build, side by side"
+	@echo "make test   - the test suite on the compiled build and on the pure build, side by side (PYTEST_ARGS=...: to both)"
 	@echo "make compiled - compile the library with mypyc into .venv (make test does it); make pure removes it"
 	@echo "make compose-tool - install Docker Compose v2 into .venv/compose (make test does it)"
 	@echo "make verifiers-v1 - install verifiers 0.4 into .venv/verifiers-v1, its own venv (make test does it)"
@@ -101,19 +100,15 @@ pure: $(BUILD_STAMP)
 	$(PY) tools/compiled_build.py --remove
 	@rm -f $(COMPILED_STAMP)
 
-# The whole suite on the compiled build (which the Docker image ships); tests/test_builds.py shows the
-# pure build byte-identical to it over 2,000 episodes. What it needs is installed and compiled at once
-# (-j3: the installs wait on the network, the compiler on a core). `make test-both` also runs the
-# library's own tests on the pure build, alongside (tools/test_both_builds.py; --pure-pass whole: all).
+# The whole suite on both builds, side by side, each pass over two pytest-xdist workers
+# (tools/test_both_builds.py): the compiled build, which the Docker image ships, and the pure one, what a
+# machine without a C compiler gets. What it needs is installed and compiled at once (-j3: the installs
+# wait on the network and the disk, the compiler on a core). PYTEST_ARGS go to both passes (-k, -x, a file).
 TEST_NEEDS := $(STAMP) $(COMPOSE_STAMP) $(VERIFIERS_V1_STAMP) $(COMPILED_STAMP)
 
 test:
 	@$(MAKE) --no-print-directory -j3 $(TEST_NEEDS)
-	$(PY) -m pytest
-
-test-both:
-	@$(MAKE) --no-print-directory -j3 $(TEST_NEEDS)
-	$(PY) tools/test_both_builds.py
+	$(PY) tools/test_both_builds.py $(PYTEST_ARGS)
 
 proto: $(STAMP)
 	$(PY) tools/protogen.py

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from supportenv import content
 from supportenv.catalog import CHANGE_FAMILIES, DESK_REFUND_DAYS, ISSUE_TYPES_BY_ID, RETURN_WINDOW_DAYS
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 from supportenv.records import picklable
 from supportenv.text import tone_text
 from supportenv.tools import TOOLS, TOOLS_BY_NAME, Change, Desk, ToolCall, tool_call
@@ -474,7 +474,7 @@ class Finding:
         return _told(text, self.kind, self.value, self.about)
 
 
-@cached_for_short_texts
+@cached_by_text
 def _told(text: str, kind: str, value: str, about: str) -> bool:
     """Whether a text tells a finding of this kind and value (Finding.told_in); read once per text,
     as every answer of an episode is weighed against every finding on each step."""
@@ -761,7 +761,7 @@ def names_untooled(text: str) -> tuple[str, ...]:
     return tuple(thing for thing, words in _UNTOOLED_RES.items() if words.search(text))
 
 
-@cached_for_short_texts
+@cached_by_text
 def promises_untooled(text: str) -> tuple[str, ...]:
     """What a message promises or offers the customer that no desk tool does ("I'll open a carrier trace"),
     by name; never what it says the desk cannot do ("we can't open a carrier trace")."""
@@ -772,7 +772,7 @@ def promises_untooled(text: str) -> tuple[str, ...]:
     return tuple(promised)
 
 
-@cached_for_short_texts
+@cached_by_text
 def claimed_changes(text: str) -> tuple[str, ...]:
     """The changes a message tells the customer were made ("I have refunded ...", "I've cancelled
     your subscription"), by tool."""

@@ -16,7 +16,7 @@ from hashlib import blake2b as _blake2b
 
 from supportenv import content
 from supportenv.catalog import FACT_SYNONYMS, ISSUE_TYPES_BY_ID
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 from supportenv.records import picklable
 from supportenv.solutions import puts_a_choice
 from supportenv.world import Scenario
@@ -83,7 +83,7 @@ def _ships_abroad(scenario: Scenario) -> bool:
     return any(i.issue_id in content.ABROAD_ISSUES for i in scenario.intents)
 
 
-@cached_for_short_texts
+@cached_by_text
 def fields_in_question(question: str) -> tuple[str, ...]:
     """The facts a free-text question asks for, by the words people use for them. A "new" one
     ("which new email address would you like?") is not the fact on record (only new_address is
@@ -355,7 +355,7 @@ _THANKS_FOR_RE = re.compile(r"^(?:thanks|thank you)(?: (?:so much|a lot))? for "
 _TRAILING_THANKS_RE = re.compile(r",\s*(?:thanks|thank you)(?: (?:a lot|so much))?([.!])$", re.IGNORECASE)
 
 
-@cached_for_short_texts
+@cached_by_text
 def without_repeated_thanks(reply: str) -> str:
     """A reply made of several reactions (the news taken in, then an issue thanked for) as one person
     writes it: no second "Thanks," after thanks, nor a second "Right," (audit round 70: "That's a relief,
@@ -462,7 +462,7 @@ def _names(sentence: str, names: tuple[str, ...]) -> bool:
     return any(re.search(rf"\b{re.escape(name)}\b", sentence, re.IGNORECASE) for name in names if name)
 
 
-@cached_for_short_texts
+@cached_by_text
 def sign_in_questions(text: str, names: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The sentences of the text that ask the customer whose a sign-in was: a question (or a request to
     confirm) asking whose, about a sign-in named in it or in the sentence before ("I see a sign-in from York

@@ -26,7 +26,7 @@ from supportenv.catalog import (
     VERIFIED_CHANGE_ISSUES,
 )
 from supportenv.errors import EpisodeFinishedError, InvalidActionError
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 from supportenv.records import picklable
 from supportenv.rewards import reward
 from supportenv.solutions import (
@@ -647,7 +647,7 @@ _MAY_NEED_A_CHANGE = ("refund_status", "delayed_delivery")
 _CHECK_IN_WORDS = 20
 
 
-@cached_for_short_texts
+@cached_by_text
 def _is_a_check_in(text: str) -> bool:
     return len(text.split()) <= _CHECK_IN_WORDS and bool(_CHECK_IN_RE.search(text))
 
@@ -736,7 +736,7 @@ _LEFT_TO_THE_REPLY_RE = re.compile(
 )
 
 
-@cached_for_short_texts
+@cached_by_text
 def _question_kind(question: str) -> str:
     """What an answer's last question asks of the customer beyond facts, offers and checks of
     what it knows (those have their own replies): "choice", "report" (to tell how it goes),
@@ -1311,18 +1311,18 @@ _TURNS_TO_LAST_RE = re.compile(
 )
 
 
-@cached_for_short_texts
+@cached_by_text
 def _says_it_comes_to_the_rest(text: str) -> bool:
     """Whether an answer says it turns to what is left next ("I'll come to your refund next")."""
     return bool(_COMING_NEXT_RE.search(text) or _TURNS_TO_LAST_RE.search(text) or announcements(text))
 
 
-@cached_for_short_texts
+@cached_by_text
 def _announces_a_hand_over(text: str) -> bool:
     return bool(_HANDOVER_RE.search(text))
 
 
-@cached_for_short_texts
+@cached_by_text
 def _says_it_was_done(text: str) -> bool:
     return bool(_DONE_FOR_THEM_RE.search(text))
 
@@ -1367,7 +1367,7 @@ _DONE_FOR_THEM_RE = re.compile(
 )
 
 
-@cached_for_short_texts
+@cached_by_text
 def _asks_for_photos(text: str) -> bool:
     """Whether an answer asks the customer for photos of the item, its damage or its packaging:
     its reply then says it will send them."""
@@ -1443,7 +1443,7 @@ _STATED_OFFER_RE = re.compile(
 _ANSWER_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 
 
-@cached_for_short_texts
+@cached_by_text
 def _makes_an_offer(text: str) -> bool:
     """Whether a sentence of the answer offers the customer something ("Would you like me to ...?",
     "I can sign you up for updates if that helps.")."""
@@ -1455,7 +1455,7 @@ def _makes_an_offer(text: str) -> bool:
     )
 
 
-@cached_for_short_texts
+@cached_by_text
 def _last_question(text: str) -> str:
     """The answer's last sentence that asks something (a question, or an offer put as a
     statement: "If you'd like, I can ..."), or "" (sentences end at a stop and a space, so an
@@ -1488,7 +1488,7 @@ _SOMEONE_ELSE_RE = re.compile(
 )
 
 
-@cached_for_short_texts
+@cached_by_text
 def _yes_to(question: str) -> str:
     """What the customer says first to the question an answer ends with: a yes to an offer, a
     confirmation to a check of something it knows, and nothing to the rest (a check-in, a

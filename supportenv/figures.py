@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from supportenv.casework import paid_for
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 from supportenv.tools import Desk, look_ups
 from supportenv.world.system_of_record import SystemOfRecord
 
@@ -72,7 +72,7 @@ def _money_value(match: re.Match[str]) -> str:
     return match.group(1).replace(",", "") + (match.group(2) or "")
 
 
-@cached_for_short_texts  # (read on every answer of an expert episode)
+@cached_by_text  # (read on every answer of an expert episode)
 def card_endings_in(text: str) -> tuple[str, ...]:
     """The card endings a message states ("the card ending 1784")."""
     return tuple(next(g for g in m.groups() if g) for m in _CARD_RE.finditer(text))

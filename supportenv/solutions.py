@@ -16,7 +16,7 @@ import re
 from collections import Counter
 
 from supportenv.catalog import ARTICLES_BY_ID, FACT_SYNONYMS, ISSUE_TYPES
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 # Words that carry no meaning of a solution; dropping them lets phrasing vary around the fix.
@@ -356,7 +356,7 @@ _TEAM_WORDS = frozenset(content_stems("team"))
 _FIRST_STEPS = tuple((step, owner) for step, owner in _STEPS if not step & _TEAM_WORDS)
 
 
-@cached_for_short_texts
+@cached_by_text
 def first_steps_said(text: str, phrases_from: str | None = None) -> frozenset[str]:
     """The issues whose safe first steps the text says (an issue to escalate may get them before
     the hand-over): a solution phrase of theirs (read from `phrases_from`, by default the text),
@@ -459,7 +459,7 @@ _WH_QUESTION_RE = re.compile(
 )
 
 
-@cached_for_short_texts
+@cached_by_text
 def asks_for_a_fact(sentence: str) -> bool:
     if not sentence.rstrip().endswith("?"):
         return False  # (first: the cheap test rules out most sentences)
@@ -496,7 +496,7 @@ _WAITS_FOR_RE = re.compile(
 _PUT_OFF_RE = re.compile(r"\b(?:before|until)\s+(?:i|we)\s+(?:can|could|am able to|are able to)\b", re.IGNORECASE)
 
 
-@cached_for_short_texts
+@cached_by_text
 def waits_for_a_fact(sentence: str) -> bool:
     """Whether `sentence` puts what it says off until the customer gives a fact it names (or is verified)."""
     if _PUT_OFF_RE.search(sentence):

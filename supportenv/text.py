@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from supportenv.memo import cached_for_short_texts
+from supportenv.memo import cached_by_text
 from supportenv.records import picklable
 from supportenv.solutions import (
     PHRASE_OWNER,
@@ -533,7 +533,7 @@ class _Analysis(NamedTuple):
     owner_counts: tuple[tuple[str, int], ...]  # (issue, occurrences of one of its phrases)
 
 
-@cached_for_short_texts
+@cached_by_text
 def _analyse(text: str) -> _Analysis:
     """Everything about a text that does not depend on the ticket."""
     lower = text.lower()
@@ -574,7 +574,7 @@ class Verdict(NamedTuple):
     stuffed: bool
 
 
-@cached_for_short_texts
+@cached_by_text
 def verdict(text: str, intents: tuple[tuple[str, str], ...], article_id: str) -> Verdict:
     """Judge `text` for a ticket whose intents are (issue_id, article_id) pairs (see
     Scenario.intent_keys)."""

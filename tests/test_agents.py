@@ -1,5 +1,9 @@
 """Scores mean something: exploits earn nothing, the oracle earns full marks, and the
-rule baseline sits between. Runs every shipped agent through both services via the CLI."""
+rule baseline sits between. The rule baseline and the oracle run through both services via the
+CLI; the random agent and the exploit suite run in process on the library (tests/in_process.py),
+the same episodes at a fraction of the cost: the README's scoreboard block runs every agent
+through both services, and tests/test_determinism.py shows the services give the library's
+episodes."""
 
 from __future__ import annotations
 
@@ -11,44 +15,76 @@ from pathlib import Path
 
 import pytest
 
-from baseline_agent.policies import EXPLOITS, EXTERNAL, POLICIES
+from baseline_agent.policies import EXPLOITS, make_policy
+from baseline_agent.runner import EpisodeRecord, pass_hat_k
+from tests import in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("issue_classification", "action_selection", "end_to_end_resolution")
-EPISODES = "100"
-# Every shipped agent on 100 seeds of each task, through both services: minutes, not seconds.
+EPISODES = 100
+# Played through both services by the CLI, the rest in process.
+THROUGH_THE_SERVICES = ("rule", "oracle")
+IN_PROCESS = ("random", *EXPLOITS)
+# A stochastic policy plays each seed this often (as the CLI does): pass^k needs repeated runs.
+STOCHASTIC_TRIALS = 4
+# Two agents on 100 seeds of each task through both services, and 18 in process: half a minute.
 pytestmark = pytest.mark.timeout(900)
+
+
+def cli_scores(name: str, path: Path) -> dict:
+    """The CLI's --json summary of `name` on EPISODES seeds of every task."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "baseline_agent",
+            "--policy",
+            name,
+            "--split",
+            "test",
+            "--episodes",
+            str(EPISODES),
+            "--json",
+            str(path),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(path.read_text())
+
+
+def in_process_scores(name: str) -> dict:
+    """The parts of that summary the tests read, from the library."""
+    trials = STOCHASTIC_TRIALS if make_policy(name).stochastic else 1
+    tasks, episodes = {}, []
+    for task in TASKS:
+        played = [
+            (seed, in_process.play(name, task, "test", seed, trial)[2])
+            for seed in range(EPISODES)
+            for trial in range(trials)
+        ]
+        grades = [grade for _, grade in played]
+        records = [EpisodeRecord(task, seed, passed=grade.passed) for seed, grade in played]
+        tasks[task] = {
+            "mean_score": sum(g.score for g in grades) / len(grades),
+            "pass_rate": sum(g.passed for g in grades) / len(grades),
+            "mean_reward": sum(g.cumulative_reward for g in grades) / len(grades),
+            "trials": trials,
+            "pass_hat_k": {str(k): v for k, v in pass_hat_k(records, trials).items()},
+        }
+        episodes += [{"score": g.score, "components": {c.name: c.score for c in g.components}} for g in grades]
+    return {"tasks": tasks, "episodes": episodes}
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    out = {}
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for name in (p for p in POLICIES if p not in EXTERNAL):  # external ones need a model endpoint
-        path = tmp_path_factory.mktemp(name) / "scores.json"
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "baseline_agent",
-                "--policy",
-                name,
-                "--split",
-                "test",
-                "--episodes",
-                EPISODES,
-                "--json",
-                str(path),
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        out[name] = json.loads(path.read_text())
+    out = {name: cli_scores(name, tmp_path_factory.mktemp(name) / "scores.json") for name in THROUGH_THE_SERVICES}
+    out.update((name, in_process_scores(name)) for name in IN_PROCESS)
     return out
 
 

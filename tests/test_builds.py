@@ -276,8 +276,25 @@ def test_the_import_hook_steps_aside_under_supportenv_pure(tmp_path: Path, monke
     assert finder.find_spec("fakepkg.mod") is None
 
 
-def test_the_pure_pass_runs_tests_that_exist() -> None:
-    import test_both_builds
+@pytest.mark.skipif(
+    wants_pure(os.environ) or not _compiled_build_installed(),
+    reason="the compiled build's pass runs it (and without a compiled build, make test runs one pass)",
+)
+def test_make_test_runs_each_pass_on_its_own_build(tmp_path: Path) -> None:
+    """tools/test_both_builds.py, as `make test` runs it, on this file's first test: each pass asserts
+    its build (SUPPORTENV_PURE set around it does not reach the compiled pass)."""
+    log = tmp_path / "pure.log"
+    command = [sys.executable, str(ROOT / "tools" / "test_both_builds.py"), "--workers", "0", "--pure-log", str(log)]
+    test = "tests/test_builds.py::test_the_build_installed_is_the_build_that_runs_here_and_in_new_processes"
+    done = subprocess.run(
+        [*command, test, "-q"], cwd=ROOT, env={**os.environ, PURE_ENV: "1"}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "compiled build passed, pure build passed" in done.stdout
+    assert re.search(r"^1 passed", log.read_text(), re.M)
+    assert "tools/test_both_builds.py" in _make_recipe("test")
 
-    assert test_both_builds.PURE_PASS_TESTS and all((ROOT / t).is_file() for t in test_both_builds.PURE_PASS_TESTS)
-    assert "tests/test_builds.py" in test_both_builds.PURE_PASS_TESTS
+
+def _make_recipe(target: str) -> str:
+    text = (ROOT / "Makefile").read_text()
+    return re.search(rf"^{target}:.*\n((?:\t.*\n)+)", text, re.M).group(1)

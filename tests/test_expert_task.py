@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import supportenv
-from baseline_agent.policies import EXPLOITS, make_policy
+from baseline_agent.policies import EXPLOITS
 from supportenv import casework, content, customer, expert, world
 from supportenv.actions import Action, use_tool
 from supportenv.catalog import (
@@ -32,19 +32,14 @@ from supportenv.rewards import reward
 from supportenv.tasks import EXPERT_TASK_ID, get_task
 from supportenv.world import generate
 from supportenv.world.system_of_record import CHEAPEST_CENTS, days_before_today, in_band
+from tests import in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = range(200)
 
 
 def play(policy_name: str, split: str, seed: int):
-    policy = make_policy(policy_name)
-    policy.begin(EXPERT_TASK_ID, split, seed)
-    scenario, state = new_episode(EXPERT_TASK_ID, split, seed)
-    obs = observe(scenario, state)
-    while not state.done:
-        obs = step(scenario, state, policy.act(obs)).observation
-    return scenario, state, grade_state(scenario, state)
+    return in_process.play(policy_name, EXPERT_TASK_ID, split, seed)
 
 
 @pytest.fixture(scope="module")
