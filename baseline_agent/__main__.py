@@ -19,7 +19,15 @@ import grpc
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import POLICIES, make_policy
 from baseline_agent.progress import BarSafeLines, Progress, is_terminal, wants_bar
-from baseline_agent.runner import EpisodeRecord, Runner, TrajectoryWriter, render_table, write_json
+from baseline_agent.runner import (
+    STOCHASTIC_TRIALS,
+    EpisodeRecord,
+    Runner,
+    TrajectoryWriter,
+    default_trials,
+    render_table,
+    write_json,
+)
 from baseline_agent.story import Narrator, explain_table
 from supportenv.cli import run_cli
 from supportenv.tasks import TASK_IDS
@@ -43,7 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--trials",
         type=int,
-        help="runs per seed, for pass^k (default: 4 for stochastic policies such as random, 1 otherwise)",
+        help=f"runs per seed, for pass^k (default: {STOCHASTIC_TRIALS} for stochastic policies such as random, else 1)",
     )
     parser.add_argument(
         "--tasks", nargs="+", default=list(TASK_IDS), metavar="TASK", help=f"default: all ({', '.join(TASK_IDS)})"
@@ -102,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             env_addr, grader_addr = services.env.address, services.grader.address  # type: ignore[union-attr]
             print(f"started embedded services: env {env_addr}, grader {grader_addr}", file=sys.stderr)
         policy = make_policy(args.policy)
-        trials = args.trials or (4 if policy.stochastic else 1)
+        trials = args.trials or default_trials(policy)
         writer = None
         if args.trajectories:
             writer = stack.enter_context(TrajectoryWriter(args.trajectories, args.policy, args.split, policy.name))

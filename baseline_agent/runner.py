@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from baseline_agent.story import Narrator
 
 ENV_NAME = "supportenv"
+# How often a stochastic policy plays each seed unless told otherwise: enough runs for pass^1..4.
+STOCHASTIC_TRIALS = 4
+
+
+def default_trials(policy: Policy) -> int:
+    return STOCHASTIC_TRIALS if policy.stochastic else 1
 
 
 @dataclass

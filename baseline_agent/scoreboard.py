@@ -21,7 +21,7 @@ from pathlib import Path
 from baseline_agent.embedded import EmbeddedServices
 from baseline_agent.policies import EXTERNAL, POLICIES, make_policy
 from baseline_agent.progress import Progress, wants_bar
-from baseline_agent.runner import Runner, TaskSummary, extended_score, weighted_score
+from baseline_agent.runner import Runner, TaskSummary, default_trials, extended_score, weighted_score
 from supportenv.cli import run_cli
 from supportenv.tasks import ALL_TASK_IDS, EXPERT_TASK_ID, TASK_IDS, get_task
 from supportenv.world import SPLITS
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--episodes must be at least 1")
     rows: dict[str, list[TaskSummary]] = {}
     policies = {name: make_policy(name) for name in args.policies}
-    trials = {name: 4 if policy.stochastic else 1 for name, policy in policies.items()}
+    trials = {name: default_trials(policy) for name, policy in policies.items()}
     total = len(args.tasks) * args.episodes * sum(trials.values())
     with contextlib.ExitStack() as stack:
         env_addr, grader_addr = args.env_addr, args.grader_addr

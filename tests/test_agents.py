@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from baseline_agent.policies import EXPLOITS, make_policy
-from baseline_agent.runner import EpisodeRecord, pass_hat_k
+from baseline_agent.runner import EpisodeRecord, default_trials, pass_hat_k
 from tests import in_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +25,6 @@ EPISODES = 100
 # Played through both services by the CLI, the rest in process.
 THROUGH_THE_SERVICES = ("rule", "oracle")
 IN_PROCESS = ("random", *EXPLOITS)
-# A stochastic policy plays each seed this often (as the CLI does): pass^k needs repeated runs.
-STOCHASTIC_TRIALS = 4
 # Two agents on 100 seeds of each task through both services, and 18 in process: half a minute.
 pytestmark = pytest.mark.timeout(900)
 
@@ -60,7 +58,7 @@ def cli_scores(name: str, path: Path) -> dict:
 
 def in_process_scores(name: str) -> dict:
     """The parts of that summary the tests read, from the library."""
-    trials = STOCHASTIC_TRIALS if make_policy(name).stochastic else 1
+    trials = default_trials(make_policy(name))  # as the CLI plays it
     tasks, episodes = {}, []
     for task in TASKS:
         played = [
